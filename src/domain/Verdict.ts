@@ -1,0 +1,134 @@
+import { Schema } from "effect"
+import { Session } from "./Session.js"
+
+/**
+ * The one verdict each `*.json` entry of the registry directory gets. The checks run in the order
+ * of this union and the first that fails names the verdict; `live` means all of them passed.
+ * `inspect`, `watch` and `resolve`'s refusals all read this same value.
+ */
+export const EntryType = Schema.Literal(
+  "File",
+  "Directory",
+  "SymbolicLink",
+  "FIFO",
+  "Socket",
+  "BlockDevice",
+  "CharacterDevice",
+  "Unknown"
+)
+export type EntryType = typeof EntryType.Type
+
+export const NotARecord = Schema.TaggedStruct("not_a_record", {})
+export const NotAFile = Schema.TaggedStruct("not_a_file", { type: EntryType })
+export const TooLarge = Schema.TaggedStruct("too_large", { size: Schema.Number })
+export const Unreadable = Schema.TaggedStruct("unreadable", { reason: Schema.String })
+export const Malformed = Schema.TaggedStruct("malformed", { reason: Schema.String })
+export const InvalidPid = Schema.TaggedStruct("invalid_pid", { pid: Schema.Number })
+export const PidMismatch = Schema.TaggedStruct("pid_mismatch", { pid: Schema.Number, filePid: Schema.Number })
+export const NoName = Schema.TaggedStruct("no_name", {})
+export const NoSocket = Schema.TaggedStruct("no_socket", {})
+export const EmptySessionId = Schema.TaggedStruct("empty_session_id", {})
+export const Parked = Schema.TaggedStruct("parked", { parkedJobId: Schema.String })
+export const OtherPidDomain = Schema.TaggedStruct("other_pid_domain", { pidDomain: Schema.String, here: Schema.String })
+export const Dead = Schema.TaggedStruct("dead", {})
+export const PidReused = Schema.TaggedStruct("pid_reused", { recorded: Schema.String, actual: Schema.String })
+export const Live = Schema.TaggedStruct("live", { session: Session })
+
+export const Verdict = Schema.Union(
+  NotARecord,
+  NotAFile,
+  TooLarge,
+  Unreadable,
+  Malformed,
+  InvalidPid,
+  PidMismatch,
+  NoName,
+  NoSocket,
+  EmptySessionId,
+  Parked,
+  OtherPidDomain,
+  Dead,
+  PidReused,
+  Live
+)
+export type Verdict = typeof Verdict.Type
+export type VerdictName = Verdict["_tag"]
+
+/** Every verdict name, in the order the contract's checks run. */
+export const verdictNames: ReadonlyArray<VerdictName> = [
+  "not_a_record",
+  "not_a_file",
+  "too_large",
+  "unreadable",
+  "malformed",
+  "invalid_pid",
+  "pid_mismatch",
+  "no_name",
+  "no_socket",
+  "empty_session_id",
+  "parked",
+  "other_pid_domain",
+  "dead",
+  "pid_reused",
+  "live"
+]
+
+const entryTypeWords: Record<EntryType, string> = {
+  File: "a regular file",
+  Directory: "a directory",
+  SymbolicLink: "a symbolic link",
+  FIFO: "a FIFO",
+  Socket: "a socket",
+  BlockDevice: "a block device",
+  CharacterDevice: "a character device",
+  Unknown: "of an unknown type"
+}
+
+/** A sentence a person can read, for `inspect` and for `resolve`'s refusals. */
+export const describeVerdict = (verdict: Verdict): string => {
+  switch (verdict._tag) {
+    case "not_a_record":
+      return "the name is not <pid>.json with a canonical pid"
+    case "not_a_file":
+      return `not a regular file: ${entryTypeWords[verdict.type]}`
+    case "too_large":
+      return `larger than 256 KiB (${verdict.size} bytes)`
+    case "unreadable":
+      return `could not be read: ${verdict.reason}`
+    case "malformed":
+      return `malformed: ${verdict.reason}`
+    case "invalid_pid":
+      return `pid ${verdict.pid} is not an integer in 1..2147483647`
+    case "pid_mismatch":
+      return `the record's pid ${verdict.pid} differs from the file name's ${verdict.filePid}`
+    case "no_name":
+      return "the record has no name"
+    case "no_socket":
+      return "the record has no messaging socket (the session's inbox did not start)"
+    case "empty_session_id":
+      return "the record's session id is empty"
+    case "parked":
+      return `parked: the session moved to background job ${verdict.parkedJobId}`
+    case "other_pid_domain":
+      return `the pid belongs to another machine or container (${verdict.pidDomain}, here ${verdict.here})`
+    case "dead":
+      return "dead: no process has that pid"
+    case "pid_reused":
+      return `pid reused: the process started at ${verdict.actual}, the record says ${verdict.recorded}`
+    case "live":
+      return "live"
+  }
+}
+
+/**
+ * One registry file and its verdict, with whatever identity the file carried (so that a refusal
+ * can say why a session id is not live). `pid`, `sessionId` and `name` are null where unknown.
+ */
+export const RegistryEntry = Schema.Struct({
+  file: Schema.String,
+  verdict: Verdict,
+  pid: Schema.NullOr(Schema.Number),
+  sessionId: Schema.NullOr(Schema.String),
+  name: Schema.NullOr(Schema.String)
+})
+export type RegistryEntry = typeof RegistryEntry.Type

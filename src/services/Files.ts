@@ -1,0 +1,93 @@
+/**
+ * The narrow file port: exactly what the registry and the settings need, and nothing more.
+ *
+ * Why not `@effect/platform`'s `FileSystem`: it cannot say an entry's type without a stat, cannot
+ * `lstat`, cannot open without following links or without blocking on a FIFO, and cannot fsync a
+ * directory. Each of those is a guarantee of the contract (a FIFO is never opened, a symlinked
+ * settings file is refused, a rename survives a power cut), so the port states them itself rather
+ * than weaken them. `layerNode` implements it on `node:fs`; `layerMemory` (in `claude-peers/testing`)
+ * is a faithful in-memory tree with fault injection. One conformance suite runs against both.
+ */
+import type { PlatformError } from "@effect/platform/Error"
+import { Context } from "effect"
+import type { Effect } from "effect/Effect"
+import type { Stream } from "effect/Stream"
+import type { EntryType } from "../domain/Verdict.js"
+
+export type { EntryType }
+
+export interface DirectoryEntry {
+  readonly name: string
+  /** The type the directory itself reports; `SymbolicLink` and `Unknown` need a `stat` to know more. */
+  readonly type: EntryType
+}
+
+export interface FileInfo {
+  readonly type: EntryType
+  readonly size: number
+  /** Permission bits only (`mode & 0o7777`). */
+  readonly mode: number
+}
+
+export type BoundedRead =
+  | { readonly _tag: "Read"; readonly bytes: Uint8Array }
+  | { readonly _tag: "NotRegular"; readonly type: EntryType }
+  | { readonly _tag: "TooLarge"; readonly size: number }
+
+export type ReplaceOutcome =
+  | { readonly _tag: "Replaced" }
+  /** The target's bytes differed from the expected ones: nothing was renamed. `bytes` is null when it is gone. */
+  | { readonly _tag: "Changed"; readonly bytes: Uint8Array | null }
+
+export interface WatchEvent {
+  /** The entry's name inside the watched directory, when the platform says it. */
+  readonly name: string | null
+}
+
+export interface Files {
+  /** Entries with the types the directory reports. A missing directory fails with `NotFound`. */
+  readonly readDirectory: (path: string) => Effect<ReadonlyArray<DirectoryEntry>, PlatformError>
+  /** Follows links. */
+  readonly stat: (path: string) => Effect<FileInfo, PlatformError>
+  /** Does not follow a final link. */
+  readonly lstat: (path: string) => Effect<FileInfo, PlatformError>
+  /**
+   * Reads a regular file of at most `maxBytes`. Opens without blocking (so a FIFO swapped in after
+   * a stat still cannot hang the read) and checks the opened descriptor: a non-regular file is
+   * `NotRegular` and nothing is read; more than `maxBytes` is `TooLarge`, even when the file grows
+   * while it is read. With `followLinks: false` a final symlink fails the open (`BadResource`).
+   */
+  readonly readBounded: (
+    path: string,
+    options: { readonly maxBytes: number; readonly followLinks: boolean }
+  ) => Effect<BoundedRead, PlatformError>
+  /** Creates a directory and its missing parents with the given mode (existing ones are kept). */
+  readonly makeDirectory: (path: string, mode: number) => Effect<void, PlatformError>
+  /**
+   * Creates a new file exclusively (`AlreadyExists` when anything is there, links included),
+   * writes all of `bytes`, fsyncs it and closes it. The mode is set exactly, whatever the umask.
+   */
+  readonly writeNewFile: (path: string, bytes: Uint8Array, mode: number) => Effect<void, PlatformError>
+  /**
+   * Compare-and-rename, the closest the platform allows: re-reads `target` and, only when its bytes
+   * equal `expected` (null: `target` must be absent), renames `source` over it, with no other I/O and
+   * no yielding between the two. Another process can still write in between; nothing can be closer.
+   */
+  readonly replaceIfUnchanged: (
+    source: string,
+    target: string,
+    expected: Uint8Array | null,
+    maxBytes: number
+  ) => Effect<ReplaceOutcome, PlatformError>
+  /** fsyncs a directory, so that a rename in it survives a power cut. A no-op where the OS cannot. */
+  readonly syncDirectory: (path: string) => Effect<void, PlatformError>
+  /** Removes a file this project created (its temp file or lock). A missing file is not an error. */
+  readonly removeFile: (path: string) => Effect<void, PlatformError>
+  /**
+   * Change notifications for a directory's entries. Fails with `NotFound` when the directory does
+   * not exist; ends when the directory is removed.
+   */
+  readonly watch: (path: string) => Stream<WatchEvent, PlatformError>
+}
+
+export const Files = Context.GenericTag<Files>("claude-peers/Files")

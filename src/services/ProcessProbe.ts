@@ -1,0 +1,35 @@
+/**
+ * Asks the OS about processes. A registry file is never proof of a live session (the files outlive
+ * a crash, and pids are reused), so every "live" answer goes through this port.
+ */
+import { Context } from "effect"
+import type { Effect } from "effect/Effect"
+import type { Option } from "effect/Option"
+
+export type ProcessState =
+  | { readonly _tag: "Dead" }
+  /**
+   * `kill(pid, 0)` succeeded or failed with EPERM. `startTime` is the process's start time as
+   * Claude Code's `procStart` spells it (Linux: field 22 of `/proc/<pid>/stat`; macOS:
+   * `ps -o lstart=` under `TZ=UTC LC_ALL=C`), or none when it cannot be read here.
+   */
+  | { readonly _tag: "Alive"; readonly startTime: Option<string> }
+
+export interface ProcessProbe {
+  /**
+   * This machine's pid domain (`linux:<machine-id>:<target of /proc/self/ns/pid>`), or none when it
+   * cannot be computed (not Linux, no machine id): then the domain check is skipped.
+   */
+  readonly pidDomain: Effect<Option<string>>
+  /**
+   * One `kill(pid, 0)` per distinct pid, and a start time read only for the pids in `startTimeOf`
+   * that are alive (batched into one `ps` call on macOS). A pid whose start time cannot be read
+   * because it died meanwhile is `Dead`, never alive with an unknown start.
+   */
+  readonly check: (
+    pids: Iterable<number>,
+    startTimeOf: ReadonlySet<number>
+  ) => Effect<ReadonlyMap<number, ProcessState>>
+}
+
+export const ProcessProbe = Context.GenericTag<ProcessProbe>("claude-peers/ProcessProbe")
