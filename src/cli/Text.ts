@@ -1,0 +1,22 @@
+/**
+ * Human output never passes a record's control characters through to the terminal: a name or a
+ * path is written by whoever wrote the file, and an escape sequence in it could rewrite the screen
+ * or the window title. C0, DEL, C1 and the bidirectional overrides are shown as `\u{…}` escapes.
+ */
+const unsafe = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+
+export const terminalSafe = (text: string): string =>
+  text.replace(unsafe, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
+
+/** Lays out rows as columns separated by two spaces; every cell is made terminal-safe first. */
+export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const cells = [header, ...rows].map((row) => row.map(terminalSafe))
+  const widths = header.map((_, i) => Math.max(...cells.map((row) => [...(row[i] ?? "")].length)))
+  return cells
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat(widths[i]! - [...cell].length)))
+        .join("  ")
+    )
+    .join("\n")
+}
