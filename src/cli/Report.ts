@@ -43,3 +43,6 @@ export const reportFailures =
           )
       }
     )
+
+/** A command line that parsed but asks for something impossible: exit 2, like @effect/cli's own usage errors. */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}

@@ -1,0 +1,20 @@
+/**
+ * `claude-peers [--claude-home DIR] <command>`: a thin root that resolves the Claude home and
+ * provides the Node layers; each subcommand lives in its own file.
+ */
+import { Command, Options } from "@effect/cli"
+import { layerNode } from "../layers/Node.js"
+import { inspectCommand } from "./inspect.js"
+import { listCommand } from "./list.js"
+import { resolveCommand } from "./resolve.js"
+
+const claudeHome = Options.text("claude-home").pipe(
+  Options.withDescription("the Claude home (default: $CLAUDE_CONFIG_DIR, then ~/.claude)"),
+  Options.optional
+)
+
+export const rootCommand = Command.make("claude-peers", { claudeHome }).pipe(
+  Command.withDescription("Find the Claude Code sessions that are really running, and read or update the user-level policy for messages between them."),
+  Command.withSubcommands([listCommand, inspectCommand, resolveCommand]),
+  Command.provide(({ claudeHome }) => layerNode(claudeHome))
+)
