@@ -1,0 +1,206 @@
+/**
+ * `ProcessProbe` against the real OS, reading start times the way Claude Code writes `procStart`:
+ * Linux field 22 of `/proc/<pid>/stat`, macOS `ps -o lstart=` under `TZ=UTC LC_ALL=C`, and none
+ * elsewhere (Windows: liveness only).
+ *
+ * Two rules earn their place here:
+ * - Only ESRCH means dead. EPERM is a live process owned by someone else, and any other failure of
+ *   `kill(pid, 0)` proves nothing, so it counts as alive: calling a live session dead would let a
+ *   caller discard it, which is worse than keeping a stale one.
+ * - A start time that cannot be read because the process is gone is `Dead`. The read happens after
+ *   the liveness check, so a process that exits in between would otherwise be reported alive with an
+ *   unknown start time, which the registry treats as "nothing proves it was reused", i.e. live.
+ */
+import { Effect, Layer, Option } from "effect"
+import * as childProcess from "node:child_process"
+import * as fs from "node:fs"
+import { ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+
+const dead: ProcessState = { _tag: "Dead" }
+const aliveWith = (startTime: Option.Option<string>): ProcessState => ({ _tag: "Alive", startTime })
+
+/**
+ * Pids that `kill(2)` would read as something other than one process: 0 and negatives address
+ * process groups, and Node throws a TypeError on non-integers. No process has such a pid.
+ */
+const isProcessId = (pid: number): boolean => Number.isSafeInteger(pid) && pid >= 1 && pid <= 2147483647
+
+const errorCode = (error: unknown): unknown =>
+  typeof error === "object" && error !== null ? (error as { readonly code?: unknown }).code : undefined
+
+const signalZero = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return errorCode(error) !== "ESRCH"
+  }
+}
+
+/**
+ * Most registry records are stale, so ESRCH is the common answer. Node captures a stack trace for
+ * every thrown system error; turning that off roughly halves the cost of a dead pid.
+ */
+const withoutStackTraces = <A>(f: () => A): A => {
+  const saved = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return f()
+  } finally {
+    Error.stackTraceLimit = saved
+  }
+}
+
+/** Distinct pids in first-seen order, each with its liveness: one `kill(pid, 0)` per pid. */
+const probeLiveness = (pids: Iterable<number>): Map<number, boolean> =>
+  withoutStackTraces(() => {
+    const alive = new Map<number, boolean>()
+    for (const pid of pids) {
+      if (!alive.has(pid)) alive.set(pid, isProcessId(pid) && signalZero(pid))
+    }
+    return alive
+  })
+
+/**
+ * Field 22 (`starttime`) of a `/proc/<pid>/stat` line, or none when the line is not one. The comm
+ * field (2) is the process name in parentheses and may itself hold spaces and `)`, so the fields are
+ * counted from the LAST `)`: what follows starts at field 3 (state), making field 22 the 20th.
+ */
+export const parseProcStatStartTime = (stat: string): Option.Option<string> => {
+  const close = stat.lastIndexOf(")")
+  if (close < 0) return Option.none()
+  const field = stat.slice(close + 1).trim().split(/\s+/)[19]
+  return field !== undefined && /^\d+$/.test(field) ? Option.some(field) : Option.none()
+}
+
+/**
+ * `ps -o pid=,lstart=` output as pid → lstart with its white space collapsed to single spaces
+ * (`Tue Dec  1 …` pads the day), which is how `procStart` is compared word by word. Lines that are
+ * not `<pid> <words…>` are skipped.
+ */
+export const parsePsLstart = (output: string): Map<number, string> => {
+  const starts = new Map<number, string>()
+  for (const line of output.split("\n")) {
+    const match = /^\s*(\d+)\s+(\S.*?)\s*$/.exec(line)
+    if (match === null) continue
+    const pid = Number(match[1])
+    const lstart = match[2]!.split(/\s+/).join(" ")
+    if (isProcessId(pid)) starts.set(pid, lstart)
+  }
+  return starts
+}
+
+/**
+ * Linux start times, read one stat file at a time (synchronous reads of procfs are memory copies).
+ * A stat file that is missing while `kill(pid, 0)` still succeeds is a process procfs hides from us
+ * (`hidepid`): alive, start unknown.
+ */
+const linuxStates = (alive: Map<number, boolean>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> =>
+  withoutStackTraces(() => {
+    const states = new Map<number, ProcessState>()
+    for (const [pid, isAlive] of alive) {
+      if (!isAlive) {
+        states.set(pid, dead)
+        continue
+      }
+      if (!startTimeOf.has(pid)) {
+        states.set(pid, aliveWith(Option.none()))
+        continue
+      }
+      try {
+        states.set(pid, aliveWith(parseProcStatStartTime(fs.readFileSync(`/proc/${pid}/stat`, "latin1"))))
+      } catch (error) {
+        const code = errorCode(error)
+        const gone = (code === "ENOENT" || code === "ESRCH") && !signalZero(pid)
+        states.set(pid, gone ? dead : aliveWith(Option.none()))
+      }
+    }
+    return states
+  })
+
+/** Claude Code runs `ps` under these, so its `procStart` is in UTC and English. */
+const psEnvironment = (): NodeJS.ProcessEnv => ({ ...process.env, TZ: "UTC", LC_ALL: "C" })
+
+/**
+ * One `ps` for all the pids. `ps` may exit non-zero when some pid is gone yet still print the others,
+ * so its output is used whatever the exit status; a failure to run it at all yields no start times.
+ */
+const runPsLstart = (pids: ReadonlyArray<number>): Effect.Effect<string> =>
+  Effect.async<string>((resume) => {
+    const child = childProcess.execFile(
+      "ps",
+      ["-o", "pid=,lstart=", "-p", pids.join(",")],
+      { env: psEnvironment(), encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 30_000 },
+      (_error, stdout) => resume(Effect.succeed(typeof stdout === "string" ? stdout : ""))
+    )
+    return Effect.sync(() => {
+      child.kill("SIGKILL")
+    })
+  })
+
+/** macOS start times: one batched `ps`; a pid missing from its output is re-checked for liveness. */
+const psStates = (
+  alive: Map<number, boolean>,
+  startTimeOf: ReadonlySet<number>
+): Effect.Effect<ReadonlyMap<number, ProcessState>> => {
+  const wanted = [...alive].filter(([pid, isAlive]) => isAlive && startTimeOf.has(pid)).map(([pid]) => pid)
+  const starts = wanted.length === 0 ? Effect.succeed(new Map<number, string>()) : Effect.map(runPsLstart(wanted), parsePsLstart)
+  return Effect.map(starts, (starts) =>
+    withoutStackTraces(() => {
+      const states = new Map<number, ProcessState>()
+      for (const [pid, isAlive] of alive) {
+        if (!isAlive) states.set(pid, dead)
+        else if (!startTimeOf.has(pid)) states.set(pid, aliveWith(Option.none()))
+        else {
+          const start = starts.get(pid)
+          if (start !== undefined) states.set(pid, aliveWith(Option.some(start)))
+          else states.set(pid, signalZero(pid) ? aliveWith(Option.none()) : dead)
+        }
+      }
+      return states
+    })
+  )
+}
+
+const livenessOnly = (alive: Map<number, boolean>): ReadonlyMap<number, ProcessState> =>
+  new Map([...alive].map(([pid, isAlive]) => [pid, isAlive ? aliveWith(Option.none()) : dead]))
+
+/**
+ * `linux:<machine id>:<pid namespace>`, the spelling Claude Code writes as `pidDomain`. Without a
+ * machine id there is no domain to compare, and the check it feeds is skipped.
+ */
+const linuxPidDomain = (): Option.Option<string> => {
+  try {
+    const machineId = fs.readFileSync("/etc/machine-id", "utf8").trim()
+    const namespace = fs.readlinkSync("/proc/self/ns/pid")
+    return machineId.length > 0 && namespace.length > 0 ? Option.some(`linux:${machineId}:${namespace}`) : Option.none()
+  } catch {
+    return Option.none()
+  }
+}
+
+/**
+ * The probe for this OS. `platform` picks how start times are read; it defaults to the running
+ * platform and exists so that the macOS `ps` path can be exercised with a real `ps` on Linux.
+ */
+export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessProbe => {
+  // Neither the machine id nor our own pid namespace changes while we run.
+  let domain: Option.Option<string> | undefined
+  return {
+    pidDomain: Effect.sync(() => (domain ??= platform === "linux" ? linuxPidDomain() : Option.none())),
+    check: (pids, startTimeOf) =>
+      Effect.suspend(() => {
+        const alive = probeLiveness(pids)
+        switch (platform) {
+          case "linux":
+            return Effect.succeed(linuxStates(alive, startTimeOf))
+          case "darwin":
+            return psStates(alive, startTimeOf)
+          default:
+            return Effect.succeed(livenessOnly(alive))
+        }
+      })
+  }
+}
+
+export const layerNode: Layer.Layer<ProcessProbe> = Layer.sync(ProcessProbe, () => makeNode())

@@ -1,0 +1,454 @@
+/**
+ * One conformance suite for `ProcessProbe`, run against the memory table and against the Node layer
+ * with real child processes (both the Linux /proc strategy and the batched `ps` strategy that macOS
+ * uses, which runs here with procps' `ps`). The memory layer is what other suites inject faults
+ * with, so it must not be able to drift from the OS.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import * as childProcess from "node:child_process"
+import * as fs from "node:fs"
+import { vi } from "vitest"
+import { makeMemoryProcesses, layerMemory } from "../src/layers/ProcessProbeMemory.js"
+import { makeNode, parseProcStatStartTime, parsePsLstart } from "../src/layers/ProcessProbeNode.js"
+import { ProcessProbe, type ProcessState } from "../src/services/ProcessProbe.js"
+
+/** What the suite needs from the world beneath the probe. */
+interface ProcessController {
+  /** A fresh live process; every one still running is killed when the suite ends. */
+  readonly spawn: Effect.Effect<number>
+  /** Kills and reaps it: afterwards no process has that pid (until the OS reuses it). */
+  readonly kill: (pid: number) => Effect.Effect<void>
+  /** Its start time, read without the probe. */
+  readonly startTime: (pid: number) => string
+  readonly pidDomain: () => Option.Option<string>
+  /** `kill(pid, 0)` calls so far. */
+  readonly kills: () => number
+  /** Start-time reads so far, where they can be observed. */
+  readonly startTimeReads?: () => number
+}
+
+const check = (pids: Iterable<number>, startTimeOf: Iterable<number> = []) =>
+  Effect.flatMap(ProcessProbe, (probe) => probe.check(pids, new Set(startTimeOf)))
+
+const alive = (startTime?: string): ProcessState => ({
+  _tag: "Alive",
+  startTime: startTime === undefined ? Option.none() : Option.some(startTime)
+})
+const dead: ProcessState = { _tag: "Dead" }
+
+const processProbeSuite = (
+  name: string,
+  setup: () => { readonly layer: Layer.Layer<ProcessProbe>; readonly controller: ProcessController }
+) =>
+  describe(name, () => {
+    const { controller, layer } = setup()
+    const test = (title: string, body: () => Effect.Effect<void, never, ProcessProbe>) =>
+      it.live(title, () => Effect.provide(body(), layer))
+
+    test("a running process is alive with its start time", () =>
+      Effect.gen(function*() {
+        const pid = yield* controller.spawn
+        const states = yield* check([pid], [pid])
+        expect(states.get(pid)).toEqual(alive(controller.startTime(pid)))
+        expect(states.size).toBe(1)
+      }))
+
+    test("a killed process is dead, whether or not its start time is asked", () =>
+      Effect.gen(function*() {
+        const pid = yield* controller.spawn
+        yield* controller.kill(pid)
+        expect(yield* check([pid], [pid])).toEqual(new Map([[pid, dead]]))
+        expect(yield* check([pid])).toEqual(new Map([[pid, dead]]))
+      }))
+
+    test("each distinct pid is checked once and answered once", () =>
+      Effect.gen(function*() {
+        const live = yield* controller.spawn
+        const gone = yield* controller.spawn
+        yield* controller.kill(gone)
+        const before = controller.kills()
+        const states = yield* check([live, gone, live, live, gone], [live, gone])
+        expect(controller.kills() - before).toBe(2)
+        expect([...states.keys()]).toEqual([live, gone])
+        expect(states.get(live)).toEqual(alive(controller.startTime(live)))
+        expect(states.get(gone)).toEqual(dead)
+      }))
+
+    test("no start time is read for a pid not in startTimeOf", () =>
+      Effect.gen(function*() {
+        const asked = yield* controller.spawn
+        const notAsked = yield* controller.spawn
+        const before = controller.startTimeReads?.()
+        const states = yield* check([asked, notAsked], [asked])
+        if (before !== undefined) expect(controller.startTimeReads!() - before).toBe(1)
+        expect(states.get(asked)).toEqual(alive(controller.startTime(asked)))
+        expect(states.get(notAsked)).toEqual(alive())
+        const beforeNone = controller.startTimeReads?.()
+        yield* check([asked, notAsked])
+        if (beforeNone !== undefined) expect(controller.startTimeReads!() - beforeNone).toBe(0)
+      }))
+
+    test("a pid in startTimeOf but not in pids is not checked", () =>
+      Effect.gen(function*() {
+        const pid = yield* controller.spawn
+        const before = controller.kills()
+        expect(yield* check([], [pid])).toEqual(new Map())
+        expect(controller.kills() - before).toBe(0)
+      }))
+
+    test("what is not a process id is dead without a kill (0 and negatives address process groups)", () =>
+      Effect.gen(function*() {
+        const before = controller.kills()
+        const bogus = [0, -1, -4242, 1.5, Number.NaN, 2 ** 31, Number.MAX_SAFE_INTEGER + 2]
+        const states = yield* check(bogus, bogus)
+        expect(controller.kills() - before).toBe(0)
+        expect(states).toEqual(new Map(bogus.map((pid) => [pid, dead])))
+      }))
+
+    test("pidDomain is this machine's", () =>
+      Effect.gen(function*() {
+        const probe = yield* ProcessProbe
+        expect(yield* probe.pidDomain).toEqual(controller.pidDomain())
+        expect(yield* probe.pidDomain).toEqual(controller.pidDomain())
+      }))
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Memory
+
+processProbeSuite("ProcessProbe memory", () => {
+  const processes = makeMemoryProcesses()
+  return {
+    layer: layerMemory(processes),
+    controller: {
+      spawn: Effect.sync(() => processes.spawn().pid),
+      kill: (pid) => Effect.sync(() => processes.kill(pid)),
+      startTime: (pid) => processes.startTimeOf(pid)!,
+      pidDomain: () => Option.some("linux:memory:pid:[1]"),
+      kills: () => processes.stats.kills,
+      startTimeReads: () => processes.stats.startTimeReads
+    }
+  }
+})
+
+describe("ProcessProbe memory faults", () => {
+  const withProcesses = (
+    body: (processes: ReturnType<typeof makeMemoryProcesses>) => Effect.Effect<void, never, ProcessProbe>
+  ) =>
+    Effect.suspend(() => {
+      const processes = makeMemoryProcesses()
+      return Effect.provide(body(processes), layerMemory(processes))
+    })
+
+  it.effect("spawn allocates pids from 1000 and distinct start times", () =>
+    withProcesses((processes) =>
+      Effect.sync(() => {
+        const a = processes.spawn()
+        const b = processes.spawn()
+        const c = processes.spawn({ pid: 77, startTime: "42" })
+        expect(a.pid).toBe(1000)
+        expect(b.pid).toBe(1001)
+        expect(a.startTime).not.toBe(b.startTime)
+        expect(a.startTime).toMatch(/^\d+$/)
+        expect(c).toEqual({ pid: 77, startTime: "42" })
+        expect(() => processes.spawn({ pid: 77 })).toThrow()
+        processes.kill(1001)
+        expect(processes.isAlive(1001)).toBe(false)
+        expect(processes.startTimeOf(1001)).toBeUndefined()
+        expect(processes.spawn().pid).toBe(1002)
+      })
+    ))
+
+  it.effect("a reused pid is alive with the new process's start time", () =>
+    withProcesses((processes) =>
+      Effect.gen(function*() {
+        const { pid, startTime } = processes.spawn()
+        const reused = processes.reuse(pid)
+        expect(reused).not.toBe(startTime)
+        expect(yield* check([pid], [pid])).toEqual(new Map([[pid, alive(reused)]]))
+        expect(processes.reuse(pid, "9321544")).toBe("9321544")
+        expect(yield* check([pid], [pid])).toEqual(new Map([[pid, alive("9321544")]]))
+        processes.kill(pid)
+        processes.reuse(pid, "1")
+        expect(yield* check([pid], [pid])).toEqual(new Map([[pid, alive("1")]]))
+      })
+    ))
+
+  it.effect("a process that dies between its liveness check and its start-time read is dead", () =>
+    withProcesses((processes) =>
+      Effect.gen(function*() {
+        const { pid } = processes.spawn()
+        const other = processes.spawn()
+        processes.dieDuringCheck(pid)
+        const before = processes.stats
+        const states = yield* check([pid, other.pid], [pid, other.pid])
+        expect(states).toEqual(new Map([[pid, dead], [other.pid, alive(other.startTime)]]))
+        // The failed read is what sends the probe back to kill(pid, 0).
+        expect(processes.stats.kills - before.kills).toBe(3)
+        expect(processes.isAlive(pid)).toBe(false)
+      })
+    ))
+
+  it.effect("a process marked to die, whose start time is not asked, is alive in that check and dead after", () =>
+    withProcesses((processes) =>
+      Effect.gen(function*() {
+        const { pid } = processes.spawn()
+        processes.dieDuringCheck(pid)
+        expect(yield* check([pid])).toEqual(new Map([[pid, alive()]]))
+        expect(yield* check([pid], [pid])).toEqual(new Map([[pid, dead]]))
+      })
+    ))
+
+  it.effect("an unreadable start time is alive with none, and readable again when cleared", () =>
+    withProcesses((processes) =>
+      Effect.gen(function*() {
+        const { pid, startTime } = processes.spawn()
+        processes.setStartTimeUnreadable(pid)
+        expect(yield* check([pid], [pid])).toEqual(new Map([[pid, alive()]]))
+        expect(processes.stats.startTimeReads).toBe(1)
+        processes.setStartTimeUnreadable(pid, false)
+        expect(yield* check([pid], [pid])).toEqual(new Map([[pid, alive(startTime)]]))
+      })
+    ))
+
+  it.effect("setPidDomain sets or removes the domain", () =>
+    withProcesses((processes) =>
+      Effect.gen(function*() {
+        const probe = yield* ProcessProbe
+        processes.setPidDomain("linux:abc:pid:[4026531836]")
+        expect(yield* probe.pidDomain).toEqual(Option.some("linux:abc:pid:[4026531836]"))
+        processes.setPidDomain(null)
+        expect(yield* probe.pidDomain).toEqual(Option.none())
+      })
+    ))
+})
+
+// ---------------------------------------------------------------------------------------------
+// Node, with real processes
+
+/** A child that reports ready once its setup has run (e.g. a `process.title` that renames comm). */
+const childScript = (setup = "") => `${setup};process.stdout.write("ready\\n");setInterval(()=>{},1e6)`
+
+const makeChildren = () => {
+  const running = new Map<number, childProcess.ChildProcess>()
+  const spawn = (setup?: string) =>
+    Effect.async<number>((resume) => {
+      const child = childProcess.spawn(process.execPath, ["-e", childScript(setup)], {
+        stdio: ["ignore", "pipe", "inherit"]
+      })
+      child.once("error", (error) => resume(Effect.die(error)))
+      child.stdout!.once("data", () => {
+        running.set(child.pid!, child)
+        resume(Effect.succeed(child.pid!))
+      })
+    })
+  // SIGKILL, then wait for 'exit': Node emits it after waitpid, so the pid is reaped, not a zombie.
+  const kill = (pid: number) =>
+    Effect.async<void>((resume) => {
+      const child = running.get(pid)
+      if (child === undefined) return resume(Effect.void)
+      running.delete(pid)
+      if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+      child.once("exit", () => resume(Effect.void))
+      child.kill("SIGKILL")
+    })
+  const killAll = () => {
+    for (const child of running.values()) child.kill("SIGKILL")
+    running.clear()
+  }
+  return { spawn, kill, killAll }
+}
+
+/** Counts `kill(pid, 0)` by spying on `process.kill`; the children are killed through their handles. */
+const countSignalZero = () => {
+  let spy: { readonly mock: { readonly calls: ReadonlyArray<ReadonlyArray<unknown>> }; mockRestore(): void } | undefined
+  beforeAll(() => {
+    spy = vi.spyOn(process, "kill")
+  })
+  afterAll(() => spy?.mockRestore())
+  return () => spy?.mock.calls.filter(([, signal]) => signal === 0).length ?? 0
+}
+
+/** Field 22 of /proc/<pid>/stat, found by a regex rather than by the probe's own parser. */
+const procStatField22 = (pid: number): string => {
+  const match = /^\d+ \(.*\) (.*)$/s.exec(fs.readFileSync(`/proc/${pid}/stat`, "latin1"))
+  return match![1]!.trim().split(" ")[19]!
+}
+
+const psEnv = { ...process.env, TZ: "UTC", LC_ALL: "C" }
+const psLstart = (pid: number): string =>
+  childProcess.execFileSync("ps", ["-o", "lstart=", "-p", String(pid)], { env: psEnv, encoding: "utf8" })
+    .trim()
+    .split(/\s+/)
+    .join(" ")
+
+const linuxPidDomain = () =>
+  Option.some(`linux:${fs.readFileSync("/etc/machine-id", "utf8").trim()}:${fs.readlinkSync("/proc/self/ns/pid")}`)
+
+const isLinux = process.platform === "linux"
+const hasPs = (() => {
+  try {
+    childProcess.execFileSync("ps", ["-o", "pid=", "-p", String(process.pid)], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
+  const children = makeChildren()
+  afterAll(children.killAll)
+  const kills = countSignalZero()
+
+  processProbeSuite("conformance", () => ({
+    layer: Layer.succeed(ProcessProbe, makeNode("linux")),
+    controller: {
+      spawn: children.spawn(),
+      kill: children.kill,
+      startTime: procStatField22,
+      pidDomain: linuxPidDomain,
+      kills
+    }
+  }))
+
+  const probe = makeNode("linux")
+
+  it.live("pid 1 (init) is alive, whoever owns it", () =>
+    Effect.gen(function*() {
+      const states = yield* probe.check([1], new Set([1]))
+      expect(states.get(1)?._tag).toBe("Alive")
+    }))
+
+  it.live("the start time of a process whose name holds parentheses and spaces is field 22", () =>
+    Effect.gen(function*() {
+      const pid = yield* children.spawn(`process.title = "x) (y z) 1 2"`)
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
+      expect(stat).toContain("(x) (y z) 1 2)")
+      const states = yield* probe.check([pid], new Set([pid]))
+      expect(states.get(pid)).toEqual(alive(procStatField22(pid)))
+      yield* children.kill(pid)
+    }))
+
+  it.live("field 22 is the start in clock ticks since boot (checked against /proc/uptime)", () =>
+    Effect.gen(function*() {
+      const pid = yield* children.spawn()
+      const state = (yield* probe.check([pid], new Set([pid]))).get(pid)
+      yield* children.kill(pid)
+      const ticks = state?._tag === "Alive" ? Number(Option.getOrThrow(state.startTime)) : Number.NaN
+      const hertz = Number(childProcess.execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }))
+      const uptime = Number(fs.readFileSync("/proc/uptime", "utf8").split(" ")[0])
+      const age = uptime - ticks / hertz
+      expect(age).toBeGreaterThanOrEqual(0)
+      expect(age).toBeLessThan(60)
+    }))
+
+  it.live("pidDomain is linux:<machine-id>:<target of /proc/self/ns/pid>", () =>
+    Effect.gen(function*() {
+      const domain = Option.getOrThrow(yield* probe.pidDomain)
+      expect(domain.startsWith("linux:")).toBe(true)
+      expect(domain.endsWith(`:${fs.readlinkSync("/proc/self/ns/pid")}`)).toBe(true)
+      expect(domain).toMatch(/^linux:[0-9a-f]+:pid:\[\d+\]$/)
+    }))
+
+  it.live("the ps strategy and other platforms have no pid domain", () =>
+    Effect.gen(function*() {
+      expect(yield* makeNode("darwin").pidDomain).toEqual(Option.none())
+      expect(yield* makeNode("win32").pidDomain).toEqual(Option.none())
+    }))
+
+  it.live("on other platforms (Windows): liveness only", () =>
+    Effect.gen(function*() {
+      const pid = yield* children.spawn()
+      const gone = yield* children.spawn()
+      yield* children.kill(gone)
+      const states = yield* makeNode("win32").check([pid, gone], new Set([pid, gone]))
+      expect(states).toEqual(new Map([[pid, alive()], [gone, dead]]))
+      yield* children.kill(pid)
+    }))
+})
+
+describe.runIf((isLinux || process.platform === "darwin") && hasPs)("ProcessProbe node, batched ps (macOS)", () => {
+  const children = makeChildren()
+  afterAll(children.killAll)
+  const kills = countSignalZero()
+
+  processProbeSuite("conformance", () => ({
+    layer: Layer.succeed(ProcessProbe, makeNode("darwin")),
+    controller: {
+      spawn: children.spawn(),
+      kill: children.kill,
+      startTime: psLstart,
+      pidDomain: () => Option.none(),
+      kills
+    }
+  }))
+
+  it.live("lstart is read in UTC, whatever the caller's TZ", () =>
+    Effect.gen(function*() {
+      const pid = yield* children.spawn()
+      const state = yield* Effect.acquireUseRelease(
+        Effect.sync(() => {
+          const saved = process.env.TZ
+          process.env.TZ = "Asia/Kathmandu"
+          return saved
+        }),
+        () => Effect.map(makeNode("darwin").check([pid], new Set([pid])), (states) => states.get(pid)),
+        (saved) =>
+          Effect.sync(() => {
+            if (saved === undefined) delete process.env.TZ
+            else process.env.TZ = saved
+          })
+      )
+      yield* children.kill(pid)
+      const lstart = state?._tag === "Alive" ? Option.getOrThrow(state.startTime) : ""
+      expect(lstart).toMatch(/^[A-Z][a-z]{2} [A-Z][a-z]{2} \d{1,2} \d\d:\d\d:\d\d \d{4}$/)
+      expect(Math.abs(Date.parse(`${lstart} UTC`) - Date.now())).toBeLessThan(60_000)
+    }))
+
+  it.live("pid 1 (init) is alive with a start time", () =>
+    Effect.gen(function*() {
+      const states = yield* makeNode("darwin").check([1], new Set([1]))
+      expect(states.get(1)).toEqual(alive(psLstart(1)))
+    }))
+})
+
+// ---------------------------------------------------------------------------------------------
+// Parsers
+
+describe("parseProcStatStartTime", () => {
+  const tail = "S 1 1 1 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 9321544 1000 10 18446744073709551615 0 0 0"
+
+  it("reads field 22", () => {
+    expect(parseProcStatStartTime(`4242 (claude) ${tail}\n`)).toEqual(Option.some("9321544"))
+  })
+
+  it("counts fields from the last ')', whatever the name holds", () => {
+    expect(parseProcStatStartTime(`4242 (a) (b c) 1 2 3) ${tail}`)).toEqual(Option.some("9321544"))
+    expect(parseProcStatStartTime(`4242 ()) ${tail}`)).toEqual(Option.some("9321544"))
+    expect(parseProcStatStartTime(`4242 (x\ny) ${tail}`)).toEqual(Option.some("9321544"))
+  })
+
+  it("is none for what is not a stat line", () => {
+    expect(parseProcStatStartTime("")).toEqual(Option.none())
+    expect(parseProcStatStartTime("4242 claude S 1 1")).toEqual(Option.none())
+    expect(parseProcStatStartTime("4242 (claude) S 1 1 1")).toEqual(Option.none())
+    expect(parseProcStatStartTime(`4242 (claude) ${tail.replace("9321544", "x")}`)).toEqual(Option.none())
+  })
+})
+
+describe("parsePsLstart", () => {
+  it("maps each pid to its lstart with white space collapsed", () => {
+    expect(parsePsLstart(" 4242 Mon Nov 30 04:27:32 2026\n  77 Tue Dec  1 10:00:00 2026\n")).toEqual(
+      new Map([[4242, "Mon Nov 30 04:27:32 2026"], [77, "Tue Dec 1 10:00:00 2026"]])
+    )
+  })
+
+  it("skips blank lines, lines without a start, and what is not a pid", () => {
+    expect(parsePsLstart("")).toEqual(new Map())
+    expect(parsePsLstart("\n   \n 12\n abc Mon Nov 30 04:27:32 2026\n 0 Mon Nov 30 04:27:32 2026\n")).toEqual(
+      new Map()
+    )
+    expect(parsePsLstart("\r\n 5 Mon Nov 30 04:27:32 2026\r\n")).toEqual(new Map([[5, "Mon Nov 30 04:27:32 2026"]]))
+  })
+})

@@ -1,0 +1,340 @@
+/**
+ * The registry's behaviour, written once and run against the in-memory layers and against the
+ * real OS (a temporary Claude home, real child processes started and killed by the test).
+ * One test per row of the contract's verdict table, plus status mapping, sorting and resolving.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Effect, Exit, Option } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { VerdictName } from "../src/domain/Verdict.js"
+import { Registry } from "../src/services/Registry.js"
+import { recordText } from "./support/records.js"
+import { makeMemoryWorld, makeNodeWorld, type World } from "./support/worlds.js"
+
+const fixtures = path.resolve(import.meta.dirname, "../../shared/fixtures/real-records")
+
+const suite = (name: string, makeWorld: () => World) =>
+  describe(`registry conformance: ${name}`, () => {
+    const withWorld = <A>(body: (world: World) => Promise<A>) => async () => {
+      const world = makeWorld()
+      try {
+        return await body(world)
+      } finally {
+        await world.close()
+      }
+    }
+    const run = <A, E>(world: World, effect: Effect.Effect<A, E, Registry>) =>
+      Effect.runPromise(Effect.provide(effect, world.layer))
+    const inspect = (world: World) => run(world, Effect.flatMap(Registry, (r) => r.inspect))
+    const list = (world: World) => run(world, Effect.flatMap(Registry, (r) => r.list))
+    const verdictOf = async (world: World, file: string): Promise<VerdictName | undefined> =>
+      (await inspect(world)).find((e) => path.basename(e.file) === file)?.verdict._tag
+    const resolveExit = (world: World, query: { sessionId: string } | { name: string }) =>
+      Effect.runPromise(Effect.exit(Effect.provide(Effect.flatMap(Registry, (r) => r.resolve(query)), world.layer)))
+    const resolveFailure = async (world: World, query: { sessionId: string } | { name: string }) => {
+      const exit = await resolveExit(world, query)
+      if (Exit.isSuccess(exit)) throw new Error(`resolved ${JSON.stringify(query)} to pid ${exit.value.pid}`)
+      const failure = Cause.failureOption(exit.cause)
+      if (Option.isNone(failure)) throw new Error(`resolve died: ${Cause.pretty(exit.cause)}`)
+      return failure.value
+    }
+
+    it("decodes every real record captured from Claude Code, and a live one is listed", withWorld(async (world) => {
+      const proc = world.spawn()
+      for (const file of fs.readdirSync(fixtures)) {
+        const original = JSON.parse(fs.readFileSync(path.join(fixtures, file), "utf8")) as Record<string, unknown>
+        const text = JSON.stringify({ ...original, pid: proc.pid, procStart: proc.startTime, pidDomain: world.pidDomain })
+        world.write(`${proc.pid}.json`, text)
+        const entries = await inspect(world)
+        expect(entries).toHaveLength(1)
+        const expected: VerdictName = "parkedJobId" in original ? "parked" : "live"
+        expect(entries[0]!.verdict._tag, file).toBe(expected)
+        expect(entries[0]!.sessionId).toBe(original.sessionId)
+        expect(entries[0]!.name).toBe(original.name)
+        if (entries[0]!.verdict._tag === "live") {
+          const session = entries[0]!.verdict.session
+          expect(session).toMatchObject({
+            pid: proc.pid,
+            sessionId: original.sessionId,
+            name: original.name,
+            cwd: original.cwd,
+            socketPath: original.messagingSocketPath,
+            rawStatus: original.status ?? null,
+            updatedAtMs: original.updatedAt ?? null,
+            statusUpdatedAtMs: original.statusUpdatedAt ?? null,
+            startedAtMs: original.startedAt,
+            kind: original.kind,
+            waitingFor: original.waitingFor ?? null,
+            jobId: original.jobId ?? null,
+            version: original.version,
+            tmux: original.tmux ?? null,
+            file: path.join(world.sessions, `${proc.pid}.json`)
+          })
+        }
+      }
+    }))
+
+    it("a missing registry directory is an empty registry", withWorld(async (world) => {
+      world.remove("")
+      expect(await inspect(world)).toEqual([])
+      expect(await list(world)).toEqual([])
+    }))
+
+    it("not_a_record: names that are not <pid>.json with a canonical pid; other files are ignored", withWorld(async (world) => {
+      const proc = world.spawn()
+      for (const name of ["foo.json", "0123.json", "pid-12.json", "-5.json", "1.5.json", "99999999999.json"]) {
+        world.write(name, recordText(proc.pid, { procStart: proc.startTime }))
+      }
+      world.write(`${proc.pid}.abc123.key`, "token")
+      world.write(`${proc.pid}.json.tmp`, "x")
+      const entries = await inspect(world)
+      expect(entries.map((e) => path.basename(e.file))).toEqual(
+        ["-5.json", "0123.json", "1.5.json", "99999999999.json", "foo.json", "pid-12.json"]
+      )
+      expect(entries.every((e) => e.verdict._tag === "not_a_record")).toBe(true)
+      expect(await list(world)).toEqual([])
+    }))
+
+    it("not_a_file: a directory, a FIFO, a link to a device; nothing hangs", withWorld(async (world) => {
+      world.mkdir("101.json")
+      world.mkfifo("102.json")
+      world.linkToDevice("103.json")
+      const entries = await inspect(world)
+      expect(entries.map((e) => e.verdict)).toEqual([
+        { _tag: "not_a_file", type: "Directory" },
+        { _tag: "not_a_file", type: "FIFO" },
+        { _tag: "not_a_file", type: "CharacterDevice" }
+      ])
+      expect(entries.map((e) => e.pid)).toEqual([101, 102, 103])
+    }))
+
+    it("a link to a live record is read through", withWorld(async (world) => {
+      const proc = world.spawn()
+      world.write("target.txt", recordText(proc.pid, { procStart: proc.startTime }))
+      world.symlink(path.join(world.sessions, "target.txt"), `${proc.pid}.json`)
+      expect(await verdictOf(world, `${proc.pid}.json`)).toBe("live")
+    }))
+
+    it("too_large: more than 256 KiB, even when the JSON is a valid live record", withWorld(async (world) => {
+      const proc = world.spawn()
+      const padding = "x".repeat(300 * 1024)
+      world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime, padding }))
+      const exact = recordText(proc.pid + 1, {})
+      world.write(`${proc.pid + 1}.json`, exact + " ".repeat(256 * 1024 - exact.length))
+      const entries = await inspect(world)
+      expect(entries[0]!.verdict._tag).toBe("too_large")
+      expect(entries[1]!.verdict._tag).not.toBe("too_large")
+    }))
+
+    it("unreadable: a dangling link (the file vanished)", withWorld(async (world) => {
+      world.symlink(path.join(world.sessions, "gone.txt"), "104.json")
+      expect(await verdictOf(world, "104.json")).toBe("unreadable")
+    }))
+
+    it("malformed: not JSON, a byte-order mark, invalid UTF-8, not an object, sessionId or pid of the wrong type", withWorld(async (world) => {
+      world.write("1.json", "{\"pid\":1,")
+      world.write("2.json", Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(recordText(2))]))
+      const notUtf8 = Buffer.from(recordText(3))
+      notUtf8[notUtf8.indexOf("work-3")] = 0xff
+      world.write("3.json", notUtf8)
+      world.write("4.json", "[1,2]")
+      world.write("5.json", recordText(5, { sessionId: 5 }))
+      world.write("6.json", recordText("6"))
+      world.write("7.json", "null")
+      world.write("8.json", "")
+      const entries = await inspect(world)
+      expect(entries.map((e) => e.verdict._tag)).toEqual(Array(8).fill("malformed"))
+    }))
+
+    it("invalid_pid: 0, negative, fractional and too large pids", withWorld(async (world) => {
+      world.write("1.json", recordText(0))
+      world.write("2.json", recordText(-1))
+      world.write("3.json", recordText(3.5))
+      world.write("4.json", recordText(2147483648))
+      const entries = await inspect(world)
+      expect(entries.map((e) => e.verdict._tag)).toEqual(Array(4).fill("invalid_pid"))
+    }))
+
+    it("pid_mismatch, no_name, no_socket, empty_session_id, parked, other_pid_domain", withWorld(async (world) => {
+      const proc = world.spawn()
+      const live = { procStart: proc.startTime, pidDomain: world.pidDomain }
+      // Every file names a live process, so only the record's own defect can explain the verdict.
+      const cases: Array<[VerdictName, Record<string, unknown>]> = [
+        ["pid_mismatch", { ...live, pid: proc.pid + 1 }],
+        ["no_name", { ...live, name: undefined }],
+        ["no_name", { ...live, name: null }],
+        ["no_name", { ...live, name: "" }],
+        ["no_name", { ...live, name: 7 }],
+        ["no_socket", { ...live, messagingSocketPath: undefined }],
+        ["no_socket", { ...live, messagingSocketPath: "" }],
+        ["no_socket", { ...live, messagingSocketPath: null }],
+        ["empty_session_id", { ...live, sessionId: "" }],
+        ["parked", { ...live, parkedJobId: "d781d7b2" }],
+        ["other_pid_domain", { ...live, pidDomain: "linux:0000:pid:[1]" }],
+        ["live", { ...live, parkedJobId: null }],
+        ["live", { ...live, pidDomain: 42 }]
+      ]
+      for (const [expected, options] of cases) {
+        const { pid, ...rest } = options
+        world.write(`${proc.pid}.json`, recordText(pid ?? proc.pid, rest))
+        expect(await verdictOf(world, `${proc.pid}.json`), JSON.stringify(options)).toBe(expected)
+      }
+    }))
+
+    it("dead: no process has the pid, whatever the record says", withWorld(async (world) => {
+      const proc = world.spawn()
+      world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime }))
+      expect(await verdictOf(world, `${proc.pid}.json`)).toBe("live")
+      await world.kill(proc.pid)
+      expect(await verdictOf(world, `${proc.pid}.json`)).toBe("dead")
+      const dead = await world.deadPid()
+      world.write(`${dead}.json`, recordText(dead, { procStart: undefined }))
+      expect(await verdictOf(world, `${dead}.json`)).toBe("dead")
+      expect(await list(world)).toEqual([])
+    }))
+
+    it("pid_reused: a recorded start time that differs; unreadable or non-string procStart proves nothing", withWorld(async (world) => {
+      const proc = world.spawn()
+      world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: String(Number(proc.startTime) + 1) }))
+      expect(await verdictOf(world, `${proc.pid}.json`)).toBe("pid_reused")
+      world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: ` ${proc.startTime}\n` }))
+      expect(await verdictOf(world, `${proc.pid}.json`)).toBe("live")
+      world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: Number(proc.startTime) + 1 }))
+      expect(await verdictOf(world, `${proc.pid}.json`)).toBe("live")
+      world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: undefined }))
+      expect(await verdictOf(world, `${proc.pid}.json`)).toBe("live")
+    }))
+
+    it("descriptive fields of the wrong type are absent, unknown fields ignored, duplicate keys last-wins", withWorld(async (world) => {
+      const proc = world.spawn()
+      const text = recordText(proc.pid, {
+        procStart: proc.startTime,
+        cwd: 5,
+        status: ["idle"],
+        updatedAt: "yesterday",
+        version: {},
+        tmux: true,
+        kind: null,
+        startedAt: "0",
+        statusUpdatedAt: false,
+        waitingFor: 1,
+        jobId: 2,
+        somethingNew: { nested: [1, 2, 3] }
+      }).replace(/}$/, `,"name":"second"}`)
+      world.write(`${proc.pid}.json`, text)
+      const [session] = await list(world)
+      expect(session).toEqual({
+        pid: proc.pid,
+        sessionId: `00000000-0000-4000-8000-${String(proc.pid).padStart(12, "0")}`,
+        name: "second",
+        cwd: null,
+        socketPath: `/tmp/cc-socks/${proc.pid}.sock`,
+        status: null,
+        rawStatus: null,
+        statusUpdatedAtMs: null,
+        updatedAtMs: null,
+        startedAtMs: null,
+        kind: null,
+        waitingFor: null,
+        jobId: null,
+        version: null,
+        tmux: null,
+        file: path.join(world.sessions, `${proc.pid}.json`)
+      })
+    }))
+
+    it("status: busy, idle, shell as idle, waiting; unknown text kept raw and never drops the record", withWorld(async (world) => {
+      const proc = world.spawn()
+      const cases: Array<[unknown, string | null, string | null]> = [
+        ["busy", "busy", "busy"],
+        ["idle", "idle", "idle"],
+        ["shell", "idle", "shell"],
+        ["waiting", "waiting", "waiting"],
+        ["compacting", null, "compacting"],
+        ["Idle", null, "Idle"],
+        [undefined, null, null]
+      ]
+      for (const [status, expected, raw] of cases) {
+        world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime, status }))
+        const sessions = await list(world)
+        expect(sessions).toHaveLength(1)
+        expect([sessions[0]!.status, sessions[0]!.rawStatus]).toEqual([expected, raw])
+      }
+    }))
+
+    it("list is sorted by pid as a number and holds only live records", withWorld(async (world) => {
+      const procs = [world.spawn(), world.spawn(), world.spawn()]
+      for (const p of procs) world.write(`${p.pid}.json`, recordText(p.pid, { procStart: p.startTime }))
+      const dead = await world.deadPid()
+      world.write(`${dead}.json`, recordText(dead))
+      const pids = (await list(world)).map((s) => s.pid)
+      expect(pids).toEqual(procs.map((p) => p.pid).sort((a, b) => a - b))
+      const files = (await inspect(world)).map((e) => e.file)
+      expect(files).toEqual([...files].sort())
+    }))
+
+    it("resolve: the one live session, by id and by name", withWorld(async (world) => {
+      const a = world.spawn()
+      const b = world.spawn()
+      world.write(`${a.pid}.json`, recordText(a.pid, { procStart: a.startTime, sessionId: "sess-a", name: "alpha" }))
+      world.write(`${b.pid}.json`, recordText(b.pid, { procStart: b.startTime, sessionId: "sess-b", name: "beta" }))
+      const byId = await resolveExit(world, { sessionId: "sess-a" })
+      expect(Exit.isSuccess(byId) && byId.value.pid).toBe(a.pid)
+      const byName = await resolveExit(world, { name: "beta" })
+      expect(Exit.isSuccess(byName) && byName.value.pid).toBe(b.pid)
+    }))
+
+    it("resolve: not_live says why (parked, dead, pid reused), and re-reads the registry", withWorld(async (world) => {
+      const a = world.spawn()
+      world.write(`${a.pid}.json`, recordText(a.pid, { procStart: a.startTime, sessionId: "sess-a", name: "alpha" }))
+      expect(Exit.isSuccess(await resolveExit(world, { sessionId: "sess-a" }))).toBe(true)
+      const cases: Array<[Record<string, unknown>, RegExp]> = [
+        [{ procStart: a.startTime, parkedJobId: "d781d7b2" }, /parked/],
+        [{ procStart: `${a.startTime}9` }, /pid reused/]
+      ]
+      for (const [options, why] of cases) {
+        world.write(`${a.pid}.json`, recordText(a.pid, { ...options, sessionId: "sess-a", name: "alpha" }))
+        const error = await resolveFailure(world, { sessionId: "sess-a" })
+        expect(error._tag).toBe("NotLive")
+        expect(error.message).toMatch(why)
+      }
+      world.write(`${a.pid}.json`, recordText(a.pid, { procStart: a.startTime, sessionId: "sess-a", name: "alpha" }))
+      await world.kill(a.pid)
+      const dead = await resolveFailure(world, { sessionId: "sess-a" })
+      expect(dead._tag).toBe("NotLive")
+      expect(dead.message).toMatch(/dead/)
+      expect(dead._tag === "NotLive" && dead.reasons.map((r) => r.verdict)).toEqual(["dead"])
+      const unknown = await resolveFailure(world, { name: "nobody" })
+      expect(unknown._tag).toBe("NotLive")
+      expect(unknown._tag === "NotLive" && unknown.reasons).toEqual([])
+    }))
+
+    it("resolve: identity_mismatch when the id or the name is carried by two live records", withWorld(async (world) => {
+      const a = world.spawn()
+      const b = world.spawn()
+      const c = world.spawn()
+      world.write(`${a.pid}.json`, recordText(a.pid, { procStart: a.startTime, sessionId: "same", name: "alpha" }))
+      world.write(`${b.pid}.json`, recordText(b.pid, { procStart: b.startTime, sessionId: "same", name: "beta" }))
+      world.write(`${c.pid}.json`, recordText(c.pid, { procStart: c.startTime, sessionId: "other", name: "alpha" }))
+      const cases: Array<[{ sessionId: string } | { name: string }, ReadonlyArray<number>]> = [
+        [{ sessionId: "same" }, [a.pid, b.pid]],
+        [{ sessionId: "other" }, [a.pid, c.pid]],
+        [{ name: "alpha" }, [a.pid, c.pid]],
+        [{ name: "beta" }, [a.pid, b.pid]]
+      ]
+      for (const [query, pids] of cases) {
+        const error = await resolveFailure(world, query)
+        expect(error._tag, JSON.stringify(query)).toBe("IdentityMismatch")
+        expect(error._tag === "IdentityMismatch" && [...error.pids].sort((x, y) => x - y)).toEqual([...pids].sort((x, y) => x - y))
+      }
+      // Once the rival is dead, the survivor resolves.
+      await world.kill(c.pid)
+      await world.kill(b.pid)
+      const exit = await resolveExit(world, { name: "alpha" })
+      expect(Exit.isSuccess(exit) && exit.value.pid).toBe(a.pid)
+    }))
+  })
+
+suite("memory", makeMemoryWorld)
+suite("node", makeNodeWorld)
