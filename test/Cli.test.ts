@@ -1,0 +1,172 @@
+/**
+ * The command as a user runs it: the built bin, a temporary Claude home, real processes. Checks
+ * the contract's output shapes, exit codes, home resolution and terminal safety.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { runCli } from "./support/cli.js"
+import { recordText } from "./support/records.js"
+import { killAndReap, startSleeper, startTimeOf } from "./support/worlds.js"
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-cli-"))
+const sleepers = [startSleeper(), startSleeper(), startSleeper()]
+afterAll(async () => {
+  await Promise.all(sleepers.map(killAndReap))
+  fs.rmSync(tmp, { recursive: true, force: true })
+})
+
+let homes = 0
+const makeHome = (records: Record<string, string | Buffer>): string => {
+  const home = path.join(tmp, `home-${homes++}`)
+  fs.mkdirSync(path.join(home, "sessions"), { recursive: true })
+  for (const [name, text] of Object.entries(records)) fs.writeFileSync(path.join(home, "sessions", name), text)
+  return home
+}
+
+const [a, b, c] = sleepers.map((s) => ({ pid: s.pid, procStart: startTimeOf(s.pid) })) as [
+  { pid: number; procStart: string },
+  { pid: number; procStart: string },
+  { pid: number; procStart: string }
+]
+
+describe("claude-peers command", { timeout: 60_000 }, () => {
+  const home = makeHome({
+    [`${a.pid}.json`]: recordText(a.pid, { procStart: a.procStart, sessionId: "sess-a", name: "alpha", status: "busy" }),
+    [`${b.pid}.json`]: recordText(b.pid, { procStart: b.procStart, sessionId: "sess-b", name: "beta", status: "shell" }),
+    [`${c.pid}.json`]: recordText(c.pid, { procStart: `${c.procStart}0`, sessionId: "sess-c", name: "gamma" }),
+    "999999.json": recordText(999999, { sessionId: "sess-dead", name: "ghost" }),
+    "foo.json": "{}",
+    "1.abc.key": "secret"
+  })
+
+  it("list --json: the live sessions as contract objects, sorted by pid", () => {
+    const run = runCli(["--claude-home", home, "list", "--json"])
+    expect(run.status).toBe(0)
+    const sessions = JSON.parse(run.stdout) as Array<Record<string, unknown>>
+    expect(sessions.map((s) => s.pid)).toEqual([a.pid, b.pid].sort((x, y) => x - y))
+    const alpha = sessions.find((s) => s.name === "alpha")!
+    expect(Object.keys(alpha)).toEqual([
+      "pid", "sessionId", "name", "cwd", "socketPath", "status", "rawStatus", "statusUpdatedAtMs", "updatedAtMs",
+      "startedAtMs", "kind", "waitingFor", "jobId", "version", "tmux", "file"
+    ])
+    expect(alpha).toMatchObject({ status: "busy", rawStatus: "busy", socketPath: `/tmp/cc-socks/${a.pid}.sock`, waitingFor: null })
+    expect(sessions.find((s) => s.name === "beta")).toMatchObject({ status: "idle", rawStatus: "shell" })
+    expect(run.stderr).toBe("")
+  })
+
+  it("list: a human table of the same sessions", () => {
+    const run = runCli(["--claude-home", home, "list"])
+    expect(run.status).toBe(0)
+    expect(run.stdout).toMatch(/^PID\s+NAME\s+STATUS/)
+    expect(run.stdout).toContain("alpha")
+    expect(run.stdout).not.toContain("gamma")
+  })
+
+  it("inspect --json: every *.json entry with its verdict, sorted by file", () => {
+    const run = runCli(["--claude-home", home, "inspect", "--json"])
+    expect(run.status).toBe(0)
+    const rows = JSON.parse(run.stdout) as Array<Record<string, unknown>>
+    expect(rows.map((r) => r.file)).toEqual([...rows.map((r) => r.file as string)].sort())
+    const byName = Object.fromEntries(rows.map((r) => [path.basename(r.file as string), r]))
+    expect(Object.keys(byName).sort()).toEqual([`${a.pid}.json`, `${b.pid}.json`, `${c.pid}.json`, "999999.json", "foo.json"].sort())
+    expect(byName[`${c.pid}.json`]).toMatchObject({ verdict: "pid_reused", pid: c.pid, sessionId: "sess-c", name: "gamma" })
+    expect(byName["999999.json"]).toMatchObject({ verdict: "dead", pid: 999999 })
+    expect(byName["foo.json"]).toEqual({
+      file: path.join(home, "sessions", "foo.json"),
+      verdict: "not_a_record",
+      detail: expect.any(String),
+      pid: null,
+      sessionId: null,
+      name: null
+    })
+    for (const row of rows) expect(Object.keys(row)).toEqual(["file", "verdict", "detail", "pid", "sessionId", "name"])
+  })
+
+  it("resolve: 0 with the session, 3 not_live with the reason, 4 identity_mismatch", () => {
+    const ok = runCli(["--claude-home", home, "resolve", "sess-a", "--json"])
+    expect(ok.status).toBe(0)
+    expect(JSON.parse(ok.stdout)).toMatchObject({ pid: a.pid, name: "alpha" })
+    const byName = runCli(["--claude-home", home, "resolve", "--name", "beta", "--json"])
+    expect(byName.status).toBe(0)
+    expect(JSON.parse(byName.stdout)).toMatchObject({ pid: b.pid })
+
+    const reused = runCli(["--claude-home", home, "resolve", "sess-c", "--json"])
+    expect(reused.status).toBe(3)
+    const error = JSON.parse(reused.stdout) as { error: { reason: string; message: string } }
+    expect(Object.keys(error)).toEqual(["error"])
+    expect(Object.keys(error.error)).toEqual(["reason", "message"])
+    expect(error.error.reason).toBe("not_live")
+    expect(error.error.message).toMatch(/pid reused/)
+
+    const human = runCli(["--claude-home", home, "resolve", "sess-dead"])
+    expect(human.status).toBe(3)
+    expect(human.stdout).toBe("")
+    expect(human.stderr).toMatch(/dead/)
+
+    const twins = makeHome({
+      [`${a.pid}.json`]: recordText(a.pid, { procStart: a.procStart, sessionId: "s1", name: "twin" }),
+      [`${b.pid}.json`]: recordText(b.pid, { procStart: b.procStart, sessionId: "s2", name: "twin" })
+    })
+    const mismatch = runCli(["--claude-home", twins, "resolve", "s1", "--json"])
+    expect(mismatch.status).toBe(4)
+    expect(JSON.parse(mismatch.stdout).error.reason).toBe("identity_mismatch")
+    expect(runCli(["--claude-home", twins, "resolve", "--name", "twin"]).status).toBe(4)
+  })
+
+  it("usage errors exit 2: unknown command, unknown option, resolve with neither or both", () => {
+    expect(runCli(["--claude-home", home, "frobnicate"]).status).toBe(2)
+    expect(runCli(["--claude-home", home, "list", "--frob"]).status).toBe(2)
+    expect(runCli(["--claude-home", home, "resolve"]).status).toBe(2)
+    expect(runCli(["--claude-home", home, "resolve", "sess-a", "--name", "alpha"]).status).toBe(2)
+  })
+
+  it("the Claude home: --claude-home, then CLAUDE_CONFIG_DIR, then ~/.claude", () => {
+    const other = makeHome({})
+    const fakeUser = path.join(tmp, "user")
+    fs.mkdirSync(path.join(fakeUser, ".claude"), { recursive: true })
+    fs.cpSync(path.join(home, "sessions"), path.join(fakeUser, ".claude", "sessions"), { recursive: true })
+    const count = (args: Array<string>, env: NodeJS.ProcessEnv) =>
+      (JSON.parse(runCli([...args, "list", "--json"], env).stdout) as Array<unknown>).length
+    expect(count(["--claude-home", other], { CLAUDE_CONFIG_DIR: home, HOME: fakeUser })).toBe(0)
+    expect(count([], { CLAUDE_CONFIG_DIR: home, HOME: fakeUser })).toBe(2)
+    expect(count([], { CLAUDE_CONFIG_DIR: other, HOME: fakeUser })).toBe(0)
+    expect(count([], { HOME: fakeUser })).toBe(2)
+    expect(count([], { CLAUDE_CONFIG_DIR: "", HOME: fakeUser })).toBe(2)
+  })
+
+  it("a missing registry directory is an empty list, not an error", () => {
+    const run = runCli(["--claude-home", path.join(tmp, "no-such-home"), "list", "--json"])
+    expect(run.status).toBe(0)
+    expect(JSON.parse(run.stdout)).toEqual([])
+  })
+
+  it("an unreadable registry directory is an io error (exit 7) with the JSON error shape", () => {
+    const broken = path.join(tmp, "broken-home")
+    fs.mkdirSync(broken)
+    fs.writeFileSync(path.join(broken, "sessions"), "not a directory")
+    const run = runCli(["--claude-home", broken, "list", "--json"])
+    expect(run.status).toBe(7)
+    expect(JSON.parse(run.stdout).error.reason).toBe("io")
+  })
+
+  it("human output never echoes a record's control characters", () => {
+    const evil = "\u001b]0;pwned\u0007\u001b[2J\r\u009b31m\u202eevil"
+    const hostile = makeHome({
+      [`${a.pid}.json`]: recordText(a.pid, { procStart: a.procStart, sessionId: `s\u001b[1m`, name: evil, cwd: `/tmp/\u0007x`, status: "\u001b[5mblink" }),
+      [`${c.pid}.json`]: recordText(c.pid, { procStart: "0", sessionId: "dead\u001b[31m", name: evil })
+    })
+    for (const args of [["list"], ["inspect"], ["resolve", "--name", evil], ["resolve", "dead\u001b[31m"]]) {
+      const run = runCli(["--claude-home", hostile, ...args])
+      // eslint-disable-next-line no-control-regex
+      const control = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/
+      expect(run.stdout, args.join(" ")).not.toMatch(control)
+      expect(run.stderr, args.join(" ")).not.toMatch(control)
+      expect(run.stdout + run.stderr).toMatch(/evil|dead/)
+    }
+    // JSON output escapes them as JSON does, and keeps the exact text.
+    const json = JSON.parse(runCli(["--claude-home", hostile, "list", "--json"]).stdout) as Array<{ name: string }>
+    expect(json[0]!.name).toBe(evil)
+  })
+})
