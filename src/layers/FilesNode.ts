@@ -1,0 +1,363 @@
+/**
+ * The file port on `node:fs`.
+ *
+ * Two rules earn their place here. A path is opened only with `O_NONBLOCK | O_NOCTTY` and its type
+ * is judged on the opened descriptor: a stat before the open could be answered by a regular file
+ * and the open by a FIFO swapped in meanwhile, and a blocking open of a FIFO with no writer never
+ * returns. And the compare-and-rename of `replaceIfUnchanged` runs synchronously from its re-read
+ * to its rename: any `await` between them hands the event loop, and so the window, to someone else.
+ */
+import type { PlatformError, SystemErrorReason } from "@effect/platform/Error"
+import { BadArgument, SystemError } from "@effect/platform/Error"
+import { Effect, Exit, Layer, Stream } from "effect"
+import * as NFS from "node:fs"
+import type { FileHandle } from "node:fs/promises"
+import * as Path from "node:path"
+import type {
+  BoundedRead,
+  DirectoryEntry,
+  EntryType,
+  FileInfo,
+  Files as FilesShape,
+  ReplaceOutcome,
+  WatchEvent
+} from "../services/Files.js"
+import { Files } from "../services/Files.js"
+
+const { O_CREAT, O_EXCL, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = NFS.constants
+
+/** Windows has neither flag; 0 keeps the open portable, and `readBounded` makes up for the missing `O_NOFOLLOW`. */
+const noFollow = O_NOFOLLOW ?? 0
+const readFlags = O_RDONLY | (O_NONBLOCK ?? 0) | (O_NOCTTY ?? 0)
+
+const reasonOf = (code: string | undefined): SystemErrorReason => {
+  switch (code) {
+    case "ENOENT":
+      return "NotFound"
+    case "EACCES":
+    case "EPERM":
+      return "PermissionDenied"
+    case "EEXIST":
+      return "AlreadyExists"
+    case "EISDIR":
+    case "ENOTDIR":
+    case "ELOOP":
+      return "BadResource"
+    case "EBUSY":
+      return "Busy"
+    default:
+      return "Unknown"
+  }
+}
+
+const isErrnoException = (u: unknown): u is NodeJS.ErrnoException =>
+  u instanceof Error && typeof (u as NodeJS.ErrnoException).code === "string"
+
+const errnoOf = (u: unknown): string | undefined => (isErrnoException(u) ? u.code : undefined)
+
+/**
+ * The one translation of a Node failure into a `PlatformError`. An errno exception is a
+ * `SystemError` whose reason a caller can act on; anything else was thrown for a bad argument,
+ * which is how `@effect/platform-node` reports it too.
+ */
+const fromNodeError = (method: string, path: string) => (cause: unknown): PlatformError => {
+  if (!isErrnoException(cause)) {
+    return new BadArgument({ module: "FileSystem", method, description: String(cause), cause })
+  }
+  return new SystemError({
+    reason: reasonOf(cause.code),
+    module: "FileSystem",
+    method,
+    pathOrDescriptor: typeof cause.path === "string" ? cause.path : path,
+    description: cause.message,
+    cause,
+    ...(cause.syscall === undefined ? {} : { syscall: cause.syscall })
+  })
+}
+
+const typeOf = (entry: NFS.Dirent | NFS.Stats): EntryType =>
+  entry.isFile()
+    ? "File"
+    : entry.isDirectory()
+    ? "Directory"
+    : entry.isSymbolicLink()
+    ? "SymbolicLink"
+    : entry.isFIFO()
+    ? "FIFO"
+    : entry.isSocket()
+    ? "Socket"
+    : entry.isBlockDevice()
+    ? "BlockDevice"
+    : entry.isCharacterDevice()
+    ? "CharacterDevice"
+    : "Unknown"
+
+const infoOf = (stats: NFS.Stats): FileInfo => ({ type: typeOf(stats), size: stats.size, mode: stats.mode & 0o7777 })
+
+const attempt = <A>(method: string, path: string, run: () => Promise<A>): Effect.Effect<A, PlatformError> =>
+  Effect.tryPromise({ try: run, catch: fromNodeError(method, path) })
+
+/** A close that fails after the work is done has nothing left to report; writes are fsynced before it. */
+const closeQuietly = (handle: FileHandle) => Effect.promise(() => handle.close().catch(() => undefined))
+
+const asPlainBytes = (buffer: Uint8Array, length: number): Uint8Array =>
+  new Uint8Array(buffer.buffer, buffer.byteOffset, length)
+
+/**
+ * Reads until end of file, but never more than `maxBytes + 1` bytes: one byte past the limit is
+ * the proof that the file is too large, however it grew since `fstat`.
+ */
+const readAtMost = async (handle: FileHandle, sizeHint: number, maxBytes: number): Promise<BoundedRead> => {
+  const limit = maxBytes + 1
+  let buffer = Buffer.alloc(Math.min(limit, Math.max(sizeHint + 1, 4096)))
+  let length = 0
+  for (;;) {
+    if (length === buffer.length) {
+      if (length >= limit) break
+      const larger = Buffer.alloc(Math.min(limit, buffer.length * 2))
+      buffer.copy(larger, 0, 0, length)
+      buffer = larger
+    }
+    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length)
+    if (bytesRead === 0) return { _tag: "Read", bytes: asPlainBytes(buffer, length) }
+    length += bytesRead
+  }
+  const now = await handle.stat()
+  return { _tag: "TooLarge", size: Math.max(now.size, length) }
+}
+
+const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> =>
+  attempt("readDirectory", path, () => NFS.promises.readdir(path, { withFileTypes: true })).pipe(
+    Effect.map((entries) => entries.map((entry) => ({ name: entry.name, type: typeOf(entry) })))
+  )
+
+const stat = (path: string) => attempt("stat", path, () => NFS.promises.stat(path)).pipe(Effect.map(infoOf))
+
+const lstat = (path: string) => attempt("lstat", path, () => NFS.promises.lstat(path)).pipe(Effect.map(infoOf))
+
+/** Where `O_NOFOLLOW` does not exist, a final link is refused by an `lstat` just before the open. */
+const refuseLinkWithoutNoFollow = (path: string): Effect.Effect<void, PlatformError> =>
+  O_NOFOLLOW !== undefined
+    ? Effect.void
+    : Effect.flatMap(lstat(path), (info) =>
+      info.type === "SymbolicLink"
+        ? Effect.fail(
+          new SystemError({
+            reason: "BadResource",
+            module: "FileSystem",
+            method: "readBounded",
+            pathOrDescriptor: path,
+            syscall: "open",
+            description: "a symbolic link, and links are not followed here"
+          })
+        )
+        : Effect.void)
+
+const readBounded = (
+  path: string,
+  options: { readonly maxBytes: number; readonly followLinks: boolean }
+): Effect.Effect<BoundedRead, PlatformError> =>
+  Effect.zipRight(
+    options.followLinks ? Effect.void : refuseLinkWithoutNoFollow(path),
+    Effect.acquireUseRelease(
+      attempt("readBounded", path, () => NFS.promises.open(path, readFlags | (options.followLinks ? 0 : noFollow))),
+      (handle) =>
+        attempt("readBounded", path, async (): Promise<BoundedRead> => {
+          const stats = await handle.stat()
+          if (!stats.isFile()) return { _tag: "NotRegular", type: typeOf(stats) }
+          if (stats.size > options.maxBytes) return { _tag: "TooLarge", size: stats.size }
+          return readAtMost(handle, stats.size, options.maxBytes)
+        }),
+      closeQuietly
+    )
+  )
+
+/** The umask applies to the directories created, as it does for `mkdir -p`. */
+const makeDirectory = (path: string, mode: number) =>
+  attempt("makeDirectory", path, () => NFS.promises.mkdir(path, { recursive: true, mode })).pipe(Effect.asVoid)
+
+const removeQuietly = (path: string) => Effect.promise(() => NFS.promises.unlink(path).catch(() => undefined))
+
+/**
+ * `O_EXCL` makes the create exclusive even against a dangling link; `O_NOFOLLOW` says so again for
+ * systems that would follow one. `fchmod` sets the mode on the descriptor, so the umask, which only
+ * narrows the mode given to `open`, cannot leave the file with other bits than asked.
+ */
+const writeNewFile = (path: string, bytes: Uint8Array, mode: number) =>
+  Effect.acquireUseRelease(
+    attempt("writeNewFile", path, () => NFS.promises.open(path, O_WRONLY | O_CREAT | O_EXCL | noFollow, mode)),
+    (handle) =>
+      attempt("writeNewFile", path, async () => {
+        await handle.writeFile(bytes)
+        await handle.chmod(mode)
+        await handle.sync()
+      }),
+    // A half-written file must not outlive the failure: whoever reads it next would take it for ours.
+    (handle, exit) => Effect.zipRight(closeQuietly(handle), Exit.isFailure(exit) ? removeQuietly(path) : Effect.void)
+  )
+
+const readSyncAtMost = (fd: number, maxBytes: number): Uint8Array | null => {
+  const buffer = Buffer.alloc(maxBytes + 1)
+  let length = 0
+  while (length < buffer.length) {
+    const bytesRead = NFS.readSync(fd, buffer, length, buffer.length - length, length)
+    if (bytesRead === 0) return asPlainBytes(buffer, length)
+    length += bytesRead
+  }
+  return null
+}
+
+/**
+ * The target's current bytes, or null when it is absent or not something this port would read
+ * (not a regular file, or more than `maxBytes`): each of those differs from any expected bytes.
+ */
+const currentBytesSync = (target: string, maxBytes: number): { readonly bytes: Uint8Array | null; readonly present: boolean } => {
+  const stats = NFS.lstatSync(target, { throwIfNoEntry: false })
+  if (stats === undefined) return { bytes: null, present: false }
+  if (!stats.isFile()) return { bytes: null, present: true }
+  let fd: number
+  try {
+    fd = NFS.openSync(target, readFlags | noFollow)
+  } catch (error) {
+    // Gone or swapped for a link between the lstat and the open: absent, or present and not regular.
+    const code = errnoOf(error)
+    if (code === "ENOENT") return { bytes: null, present: false }
+    if (code === "ELOOP") return { bytes: null, present: true }
+    throw error
+  }
+  try {
+    if (!NFS.fstatSync(fd).isFile()) return { bytes: null, present: true }
+    return { bytes: readSyncAtMost(fd, maxBytes), present: true }
+  } finally {
+    NFS.closeSync(fd)
+  }
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0
+
+/**
+ * Synchronous from the re-read to the rename: no `await`, no other I/O, so no other fiber of this
+ * process can run in the window. Another process still can; nothing on a POSIX file system closes it.
+ */
+const replaceIfUnchanged = (
+  source: string,
+  target: string,
+  expected: Uint8Array | null,
+  maxBytes: number
+): Effect.Effect<ReplaceOutcome, PlatformError> =>
+  Effect.try({
+    try: (): ReplaceOutcome => {
+      const current = currentBytesSync(target, maxBytes)
+      const unchanged = expected === null
+        ? !current.present
+        : current.bytes !== null && sameBytes(current.bytes, expected)
+      if (!unchanged) return { _tag: "Changed", bytes: current.bytes }
+      NFS.renameSync(source, target)
+      return { _tag: "Replaced" }
+    },
+    catch: fromNodeError("replaceIfUnchanged", target)
+  })
+
+/** Errors from `fsync` on a directory that mean "this platform cannot", not "the data is lost". */
+const cannotSyncDirectory = new Set(["EISDIR", "EINVAL", "EPERM", "ENOTSUP", "EBADF"])
+
+const syncDirectory = (path: string): Effect.Effect<void, PlatformError> =>
+  process.platform === "win32"
+    ? Effect.void
+    : Effect.acquireUseRelease(
+      attempt("syncDirectory", path, () => NFS.promises.open(path, O_RDONLY)),
+      (handle) =>
+        attempt("syncDirectory", path, () =>
+          handle.sync().catch((error: unknown) => {
+            if (!cannotSyncDirectory.has(errnoOf(error) ?? "")) throw error
+          })),
+      closeQuietly
+    )
+
+const removeFile = (path: string): Effect.Effect<void, PlatformError> =>
+  attempt("removeFile", path, () =>
+    NFS.promises.unlink(path).catch((error: unknown) => {
+      if (errnoOf(error) !== "ENOENT") throw error
+    }))
+
+/**
+ * `fs.watch` on the directory. It keeps watching the directory it opened, not the path, so the
+ * stream ends as soon as the path no longer names that same directory: after a `rename` event, the
+ * path is missing or has another inode (Linux reports the directory's own removal as a `rename` of
+ * its base name, which is then not emitted). A watcher `error` fails the stream.
+ */
+const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
+  Stream.asyncScoped<WatchEvent, PlatformError>(
+    (emit) =>
+      Effect.flatMap(attempt("watch", path, () => NFS.promises.stat(path)), (watched) => {
+        if (!watched.isDirectory()) {
+          return Effect.fail(
+            new SystemError({
+              reason: "BadResource",
+              module: "FileSystem",
+              method: "watch",
+              pathOrDescriptor: path,
+              syscall: "watch",
+              description: "not a directory"
+            })
+          )
+        }
+        const base = Path.basename(path)
+        // A path that can no longer be stat'ed cannot be watched either: that ends the stream too.
+        const isStillThere = () => {
+          try {
+            const now = NFS.statSync(path, { throwIfNoEntry: false })
+            return now !== undefined && now.ino === watched.ino && now.dev === watched.dev
+          } catch {
+            return false
+          }
+        }
+        return Effect.acquireRelease(
+          Effect.try({
+            try: () => {
+              let done = false
+              const watcher = NFS.watch(path, (event, name) => {
+                if (done) return
+                if (event === "rename" && !isStillThere()) {
+                  if (name !== null && name !== base) void emit.single({ name })
+                  done = true
+                  emit.end()
+                  return
+                }
+                void emit.single({ name: name ?? null })
+              })
+              watcher.on("error", (error) => {
+                if (done) return
+                done = true
+                emit.fail(fromNodeError("watch", path)(error))
+              })
+              watcher.on("close", () => {
+                if (done) return
+                done = true
+                emit.end()
+              })
+              return watcher
+            },
+            catch: fromNodeError("watch", path)
+          }),
+          (watcher) => Effect.sync(() => watcher.close())
+        )
+      }),
+    // Unbounded: `fs.watch` cannot be slowed down, and a bounded buffer would only reorder events.
+    "unbounded"
+  )
+
+export const makeNode = (): FilesShape => ({
+  readDirectory,
+  stat,
+  lstat,
+  readBounded,
+  makeDirectory,
+  writeNewFile,
+  replaceIfUnchanged,
+  syncDirectory,
+  removeFile,
+  watch
+})
+
+export const layerNode: Layer.Layer<Files> = Layer.sync(Files, makeNode)
