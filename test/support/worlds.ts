@@ -8,9 +8,10 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { layerMemory as filesLayerMemory, makeMemoryFiles } from "../../src/layers/FilesMemory.js"
+import type { MemoryFiles } from "../../src/layers/FilesMemory.js"
+import * as Memory from "../../src/layers/Memory.js"
 import { layerNode as filesLayerNode } from "../../src/layers/FilesNode.js"
-import { layerMemory as probeLayerMemory, makeMemoryProcesses } from "../../src/layers/ProcessProbeMemory.js"
+import type { MemoryProcesses } from "../../src/layers/ProcessProbeMemory.js"
 import { layerNode as probeLayerNode } from "../../src/layers/ProcessProbeNode.js"
 import * as ClaudeHome from "../../src/services/ClaudeHome.js"
 import type { Files } from "../../src/services/Files.js"
@@ -44,13 +45,13 @@ export interface World {
 }
 
 export const makeMemoryWorld = (): World & {
-  readonly files: ReturnType<typeof makeMemoryFiles>
-  readonly processes: ReturnType<typeof makeMemoryProcesses>
+  readonly files: MemoryFiles
+  readonly processes: MemoryProcesses
 } => {
-  const files = makeMemoryFiles()
-  const processes = makeMemoryProcesses()
-  const home = "/home/user/.claude"
-  const sessions = `${home}/sessions`
+  const memory = Memory.makeMemoryWorld()
+  const { files, processes } = memory
+  const home = memory.home.root
+  const sessions = memory.home.sessionsDirectory
   const pidDomain = "linux:memory:pid:[1]"
   processes.setPidDomain(pidDomain)
   files.makeDirectory(sessions, 0o700)
@@ -74,9 +75,7 @@ export const makeMemoryWorld = (): World & {
     spawn: () => processes.spawn(),
     kill: async (pid) => processes.kill(pid),
     deadPid: async () => nextDead++,
-    layer: Registry.layer.pipe(
-      Layer.provideMerge(Layer.mergeAll(filesLayerMemory(files), probeLayerMemory(processes), ClaudeHome.layer(home)))
-    ),
+    layer: Memory.layerMemory(memory),
     close: async () => {}
   }
 }
