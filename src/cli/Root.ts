@@ -7,6 +7,8 @@ import { layerNode } from "../layers/Node.js"
 import { inspectCommand } from "./inspect.js"
 import { listCommand } from "./list.js"
 import { resolveCommand } from "./resolve.js"
+import { settingsCommand } from "./settings.js"
+import { watchCommand } from "./watch.js"
 
 const claudeHome = Options.text("claude-home").pipe(
   Options.withDescription("the Claude home (default: $CLAUDE_CONFIG_DIR, then ~/.claude)"),
@@ -15,6 +17,6 @@ const claudeHome = Options.text("claude-home").pipe(
 
 export const rootCommand = Command.make("claude-peers", { claudeHome }).pipe(
   Command.withDescription("Find the Claude Code sessions that are really running, and read or update the user-level policy for messages between them."),
-  Command.withSubcommands([listCommand, inspectCommand, resolveCommand]),
+  Command.withSubcommands([listCommand, inspectCommand, resolveCommand, settingsCommand, watchCommand]),
   Command.provide(({ claudeHome }) => layerNode(claudeHome))
 )

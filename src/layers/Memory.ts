@@ -6,6 +6,7 @@
 import { Layer } from "effect"
 import * as ClaudeHome from "../services/ClaudeHome.js"
 import * as Registry from "../services/Registry.js"
+import * as Settings from "../services/Settings.js"
 import { layerMemory as filesLayerMemory, makeMemoryFiles, type MemoryFiles } from "./FilesMemory.js"
 import { layerMemory as processProbeLayerMemory, makeMemoryProcesses, type MemoryProcesses } from "./ProcessProbeMemory.js"
 
@@ -23,9 +24,9 @@ export const makeMemoryWorld = (root = "/home/user/.claude"): MemoryWorld => ({
   home: ClaudeHome.makeClaudeHome(root)
 })
 
-/** The registry and its ports over a memory world. */
+/** The registry, the settings and their ports over a memory world. */
 export const layerMemory = (world: MemoryWorld) =>
-  Registry.layer.pipe(
+  Layer.merge(Registry.layer, Settings.layer).pipe(
     Layer.provideMerge(
       Layer.mergeAll(
         filesLayerMemory(world.files),

@@ -6,6 +6,7 @@
 import { Layer, Option } from "effect"
 import * as ClaudeHome from "../services/ClaudeHome.js"
 import * as Registry from "../services/Registry.js"
+import * as Settings from "../services/Settings.js"
 import { layerNode as filesLayerNode } from "./FilesNode.js"
 import { layerNode as processProbeLayerNode } from "./ProcessProbeNode.js"
 
@@ -14,6 +15,6 @@ export const layerPlatform = Layer.merge(filesLayerNode, processProbeLayerNode)
 
 /** Everything the command needs, for the given Claude home (or the default one). */
 export const layerNode = (claudeHome: Option.Option<string> = Option.none()) =>
-  Registry.layer.pipe(
+  Layer.merge(Registry.layer, Settings.layer).pipe(
     Layer.provideMerge(Layer.merge(layerPlatform, ClaudeHome.layerFromEnvironment(claudeHome)))
   )

@@ -1,0 +1,320 @@
+/**
+ * Other writers, on the in-memory layers where the moment of their write can be chosen: between
+ * the first read and the rename (Claude Code writing its own settings), holding the lock (another
+ * claude-peers), or failing the rename. The clock is the test clock, so the 2 s lock wait is
+ * driven, not waited for.
+ */
+import { blake3 } from "@noble/hashes/blake3.js"
+import { bytesToHex } from "@noble/hashes/utils.js"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, FastCheck, Fiber, Option, TestClock } from "effect"
+import { type InboundPolicy, type PolicyChange, resetPolicy, setPolicy } from "../src/domain/Settings.js"
+import { maxMergeRetries, Settings } from "../src/services/Settings.js"
+import { makeMemoryHome, type MemoryHome } from "./support/settingsHomes.js"
+
+const hex = (bytes: Uint8Array) => bytesToHex(blake3(bytes))
+
+const inHome = <A, E>(home: MemoryHome, effect: Effect.Effect<A, E, Settings>) => Effect.provide(effect, home.layer)
+const update = (change: PolicyChange, expectedRevision?: string) =>
+  Effect.flatMap(Settings, (settings) => settings.update(change, expectedRevision))
+const read = Effect.flatMap(Settings, (settings) => settings.read)
+
+/** What Claude Code does to its settings: read, add its own key, write `settings.json.tmp.<pid>`, rename. */
+const claudeCodeWrites = (home: MemoryHome, key: string) => () => {
+  const current = home.files.readText(home.settingsFile)
+  const document = current === undefined || current === "" ? {} : JSON.parse(current) as Record<string, unknown>
+  const temp = `${home.settingsFile}.tmp.4242`
+  home.files.writeFile(temp, `${JSON.stringify({ ...document, [key]: true }, null, 2)}\n`, 0o600)
+  home.files.rename(temp, home.settingsFile)
+}
+
+const ours = (home: MemoryHome) => home.list().filter((name) => name.includes("claude-peers"))
+
+const start = `{\n  "model": "opus",\n  "n": 1.0\n}\n`
+
+describe("settings: concurrent writers (memory)", () => {
+  it.effect.prop(
+    "an edit between the first read and the rename, with an expected revision: always changed_during_write, and the other writer's bytes remain",
+    {
+      change: FastCheck.constantFrom<PolicyChange>(setPolicy("accept"), setPolicy("hold"), setPolicy("refuse"), resetPolicy),
+      moment: FastCheck.constantFrom("after-first-read", "before-rename")
+    },
+    ({ change, moment }) =>
+      Effect.gen(function*() {
+        const home = makeMemoryHome()
+        // An invalid value, so that every change writes (a value already in place returns before any edit could race).
+        home.write("settings.json", `{\n  "crossSessionInbound": "bogus",\n  "n": 1.0\n}\n`, 0o600)
+        const revision = hex(home.read("settings.json")!)
+        const edit = claudeCodeWrites(home, "otherWriterKey")
+        if (moment === "after-first-read") home.files.onAfterRead(edit)
+        else home.files.onBeforeReplace(edit)
+        const error = yield* Effect.flip(inHome(home, update(change, revision)))
+        const remaining = home.read("settings.json")!
+        expect(error._tag).toBe("ChangedDuringWrite")
+        expect(error).toMatchObject({ expectedRevision: revision, observedRevision: hex(remaining) })
+        expect(JSON.parse(new TextDecoder().decode(remaining))).toEqual({
+          crossSessionInbound: "bogus",
+          n: 1,
+          otherWriterKey: true
+        })
+        expect(ours(home)).toEqual([])
+      })
+  )
+
+  it.effect.prop(
+    `without an expected revision, up to ${maxMergeRetries} overtaking writers are merged and every key survives; one more is changed_during_write`,
+    { writers: FastCheck.integer({ min: 0, max: maxMergeRetries + 2 }), value: FastCheck.constantFrom<InboundPolicy>("accept", "hold", "refuse") },
+    ({ value, writers }) =>
+      Effect.gen(function*() {
+        const home = makeMemoryHome()
+        home.write("settings.json", start, 0o640)
+        for (let i = 0; i < writers; i++) home.files.onBeforeReplace(claudeCodeWrites(home, `writer${i}`))
+        const exit = yield* Effect.exit(inHome(home, update(setPolicy(value))))
+        const remaining = home.read("settings.json")!
+        const document = JSON.parse(new TextDecoder().decode(remaining)) as Record<string, unknown>
+        // One writer per attempt: the first and every retry.
+        const overtaken = Math.min(writers, maxMergeRetries + 1)
+        for (let i = 0; i < overtaken; i++) expect(document[`writer${i}`], `writer${i}`).toBe(true)
+        if (writers <= maxMergeRetries) {
+          expect(Exit.isSuccess(exit)).toBe(true)
+          if (Exit.isSuccess(exit)) expect(exit.value.revision).toBe(hex(remaining))
+          expect(document.crossSessionInbound).toBe(value)
+          expect(yield* inHome(home, read)).toMatchObject({ crossSessionInbound: value, revision: hex(remaining) })
+        } else {
+          const error = yield* Effect.flip(exit)
+          expect(error._tag).toBe("ChangedDuringWrite")
+          expect(error).toMatchObject({ expectedRevision: null, observedRevision: hex(remaining) })
+          expect(document.crossSessionInbound).toBeUndefined()
+        }
+        // The bits are those of the file the update replaced: the other writer's (0600) once it wrote.
+        expect(home.modeOf("settings.json")).toBe(writers === 0 ? 0o640 : 0o600)
+        expect(ours(home)).toEqual([])
+      })
+  )
+
+  it.effect("while replacing, the lock names this process and its start time, and the temporary file has the old bits", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      home.write("settings.json", start, 0o640)
+      let seen: { lock: string | undefined; temps: ReadonlyArray<string>; mode: number } | undefined
+      home.files.onBeforeReplace(() => {
+        const temps = home.list().filter((name) => name.endsWith(".tmp"))
+        seen = { lock: home.files.readText(home.lockFile), temps, mode: home.modeOf(temps[0]!) }
+      })
+      yield* inHome(home, update(setPolicy("hold")))
+      expect(seen!.lock).toBe(`${process.pid} ${home.processes.startTimeOf(process.pid)}\n`)
+      expect(seen!.temps).toHaveLength(1)
+      expect(seen!.temps[0]).toMatch(new RegExp(`^\\.settings\\.json\\.claude-peers-${process.pid}-[0-9a-f]{16}\\.tmp$`))
+      expect(seen!.mode).toBe(0o640)
+      expect(ours(home)).toEqual([])
+    }))
+
+  it.effect("the order of an update: lstat before any open, the lock, the temporary file, the compare-and-rename, the directory fsync, then the lock goes", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      home.write("settings.json", start)
+      yield* inHome(home, update(setPolicy("hold")))
+      const calls = home.calls.filter((call) => !call.startsWith("stat ") && !call.includes("readDirectory"))
+      const temp = calls.find((call) => call.startsWith("writeNewFile") && call.endsWith(".tmp"))!.slice("writeNewFile ".length)
+      expect(calls).toEqual([
+        `lstat ${home.settingsFile}`,
+        `readBounded ${home.settingsFile}`,
+        `writeNewFile ${home.lockFile}`,
+        `lstat ${home.settingsFile}`,
+        `readBounded ${home.settingsFile}`,
+        `writeNewFile ${temp}`,
+        `replaceIfUnchanged ${temp} ${home.settingsFile} Replaced`,
+        `syncDirectory ${home.home}`,
+        `removeFile ${temp}`,
+        `removeFile ${home.lockFile}`
+      ])
+    }))
+
+  it.effect("a FIFO at the settings path is never opened, by get or by an update", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      home.mkfifo("settings.json")
+      yield* Effect.flip(inHome(home, read))
+      yield* Effect.flip(inHome(home, update(setPolicy("hold"))))
+      expect(home.calls.filter((call) => call.startsWith("readBounded"))).toEqual([])
+    }))
+
+  it.effect("a live holder is waited for exactly 2 s, then changed_during_write, and its lock is left alone", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      home.write("settings.json", start)
+      const holder = home.processes.spawn()
+      const lock = `${holder.pid} ${holder.startTime}\n`
+      home.write(".settings.json.claude-peers.lock", lock)
+      const fiber = yield* Effect.fork(inHome(home, update(setPolicy("refuse"))))
+      yield* TestClock.adjust("1999 millis")
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      yield* TestClock.adjust("1 millis")
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error._tag).toBe("ChangedDuringWrite")
+      expect(home.files.readText(home.lockFile)).toBe(lock)
+      expect(home.files.readText(home.settingsFile)).toBe(start)
+      expect(home.list()).toEqual([".settings.json.claude-peers.lock", "settings.json"])
+    }))
+
+  it.effect("the 2 s wait starts again when the lock changes hands: writers ahead are making progress", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      const first = home.processes.spawn()
+      const second = home.processes.spawn()
+      home.write(".settings.json.claude-peers.lock", `${first.pid} ${first.startTime}\n`)
+      const fiber = yield* Effect.fork(inHome(home, update(setPolicy("hold"))))
+      yield* TestClock.adjust("1500 millis")
+      home.write(".settings.json.claude-peers.lock", `${second.pid} ${second.startTime}\n`)
+      yield* TestClock.adjust("1500 millis")
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      yield* TestClock.adjust("600 millis")
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      expect(error._tag).toBe("ChangedDuringWrite")
+      expect(error.message).toContain(`pid ${second.pid}`)
+    }))
+
+  it.effect("a holder that dies during the wait: its lock is broken at the next look", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      const holder = home.processes.spawn()
+      home.write(".settings.json.claude-peers.lock", `${holder.pid} ${holder.startTime}\n`)
+      const fiber = yield* Effect.fork(inHome(home, update(setPolicy("hold"))))
+      yield* TestClock.adjust("500 millis")
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      home.processes.kill(holder.pid)
+      yield* TestClock.adjust("20 millis")
+      expect((yield* Fiber.join(fiber)).crossSessionInbound).toBe("hold")
+      expect(home.list()).toEqual(["settings.json"])
+    }))
+
+  it.effect("stale locks (dead pid, reused pid, start time unreadable but dead) are broken without waiting", () =>
+    Effect.gen(function*() {
+      for (const make of [
+        (home: MemoryHome) => {
+          const { pid } = home.processes.spawn()
+          home.processes.kill(pid)
+          return `${pid} 100\n`
+        },
+        (home: MemoryHome) => {
+          const { pid, startTime } = home.processes.spawn()
+          home.processes.reuse(pid)
+          return `${pid} ${startTime}\n`
+        },
+        (home: MemoryHome) => {
+          const { pid } = home.processes.spawn()
+          home.processes.kill(pid)
+          return `${pid}\n`
+        }
+      ]) {
+        const home = makeMemoryHome()
+        home.write(".settings.json.claude-peers.lock", make(home))
+        expect((yield* inHome(home, update(setPolicy("accept")))).crossSessionInbound).toBe("accept")
+        expect(home.list()).toEqual(["settings.json"])
+      }
+    }))
+
+  it.effect("a live holder whose start time cannot be read is still a live holder", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      const holder = home.processes.spawn()
+      home.processes.setStartTimeUnreadable(holder.pid)
+      home.write(".settings.json.claude-peers.lock", `${holder.pid} ${holder.startTime}9\n`)
+      const fiber = yield* Effect.fork(inHome(home, update(setPolicy("accept"))))
+      yield* TestClock.adjust("2 seconds")
+      expect((yield* Effect.flip(Fiber.join(fiber)))._tag).toBe("ChangedDuringWrite")
+      expect(home.exists("settings.json")).toBe(false)
+    }))
+
+  it.effect("interrupted while waiting for the lock: nothing of ours is left, the holder's lock stays", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      const holder = home.processes.spawn()
+      const lock = `${holder.pid} ${holder.startTime}\n`
+      home.write(".settings.json.claude-peers.lock", lock)
+      const fiber = yield* Effect.fork(inHome(home, update(setPolicy("hold"))))
+      yield* TestClock.adjust("700 millis")
+      yield* Fiber.interrupt(fiber)
+      expect(home.list()).toEqual([".settings.json.claude-peers.lock"])
+      expect(home.files.readText(home.lockFile)).toBe(lock)
+    }))
+
+  it.effect("interrupted in the middle of an update: the lock and the temporary file are removed", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      home.write("settings.json", start)
+      const holder = home.processes.spawn()
+      home.write(".settings.json.claude-peers.lock", `${holder.pid} ${holder.startTime}\n`)
+      const fiber = yield* Effect.fork(inHome(home, update(setPolicy("hold"))))
+      // The update now holds no lock and waits; let the holder go, then interrupt the update
+      // as it replaces the file (the interruption lands at its next step).
+      home.files.onBeforeReplace(() => {
+        Effect.runFork(Fiber.interrupt(fiber))
+      })
+      home.remove(".settings.json.claude-peers.lock")
+      yield* TestClock.adjust("20 millis")
+      yield* Fiber.await(fiber)
+      expect(ours(home)).toEqual([])
+      const after = home.files.readText(home.settingsFile)!
+      expect([start, start.replace("1.0\n", "1.0,\n  \"crossSessionInbound\": \"hold\"\n")]).toContain(after)
+    }))
+
+  it.effect("an I/O failure at the rename: the error is the PlatformError, and the lock and temporary file are removed", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      home.write("settings.json", start)
+      home.files.onBeforeReplace((target) => home.files.setUnreadable(target))
+      const error = yield* Effect.flip(inHome(home, update(setPolicy("hold"))))
+      expect(error._tag).toBe("SystemError")
+      home.files.setUnreadable(home.settingsFile, false)
+      expect(home.files.readText(home.settingsFile)).toBe(start)
+      expect(ours(home)).toEqual([])
+    }))
+
+  it.effect("an unwritable directory: a PlatformError, the file byte for byte as it was, nothing left", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      home.write("settings.json", start, 0o600)
+      home.chmod("", 0o500)
+      for (const change of [setPolicy("accept"), setPolicy("refuse")]) {
+        const error = yield* Effect.flip(inHome(home, update(change)))
+        expect(error._tag).toBe("SystemError")
+        if (error._tag === "SystemError") expect(error.reason).toBe("PermissionDenied")
+      }
+      expect(home.files.readText(home.settingsFile)).toBe(start)
+      expect(home.list()).toEqual(["settings.json"])
+      // An unwritable file in a writable directory is replaced as Claude Code replaces it: the
+      // rename needs the directory, and the bits are carried over.
+      home.chmod("", 0o700)
+      home.chmod("settings.json", 0o400)
+      yield* inHome(home, update(setPolicy("hold")))
+      expect(home.modeOf("settings.json")).toBe(0o400)
+    }))
+
+  it.live("many updates in one process at once: unguarded ones all land, guarded ones on one revision: exactly one", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      home.write("settings.json", start)
+      const values: ReadonlyArray<InboundPolicy> = ["accept", "hold", "refuse"]
+      const unguarded = yield* Effect.all(
+        Array.from({ length: 12 }, (_, i) => Effect.exit(inHome(home, update(setPolicy(values[i % 3]!))))),
+        { concurrency: "unbounded" }
+      )
+      expect(unguarded.every(Exit.isSuccess)).toBe(true)
+      const current = (yield* inHome(home, read)).crossSessionInbound
+      const other = values.find((value) => value !== current)!
+      const revision = hex(home.read("settings.json")!)
+      // Every one of them would change the value: none can succeed as "nothing to do".
+      const guarded = yield* Effect.all(
+        Array.from({ length: 10 }, (_, i) => Effect.exit(inHome(home, update(i % 2 === 0 ? resetPolicy : setPolicy(other), revision)))),
+        { concurrency: "unbounded" }
+      )
+      const winners = guarded.filter(Exit.isSuccess)
+      expect(winners.length).toBe(1)
+      for (const exit of guarded.filter(Exit.isFailure)) {
+        expect((yield* Effect.flip(exit))._tag).toBe("ChangedDuringWrite")
+      }
+      expect(winners[0]!.value.revision).toBe(hex(home.read("settings.json")!))
+      expect(ours(home)).toEqual([])
+    }))
+})
