@@ -1,0 +1,61 @@
+/**
+ * What `watch` reports: a session appeared, changed, or is gone. Spelled as the contract's watch
+ * section spells it (`type`, not `_tag`), so that `--json` is the schema's encoding and nothing else.
+ */
+import { Schema } from "effect"
+import { Session } from "./Session.js"
+import type { VerdictName } from "./Verdict.js"
+
+/**
+ * Why a session is gone: the verdict its file now gets (`dead`, `parked`, `pid_reused`,
+ * `malformed`, `no_socket`, …), or `removed` when the file is no longer there.
+ */
+export const GoneVerdict = Schema.Literal(
+  "removed",
+  "not_a_record",
+  "not_a_file",
+  "too_large",
+  "unreadable",
+  "malformed",
+  "invalid_pid",
+  "pid_mismatch",
+  "no_name",
+  "no_socket",
+  "empty_session_id",
+  "parked",
+  "other_pid_domain",
+  "dead",
+  "pid_reused"
+)
+export type GoneVerdict = typeof GoneVerdict.Type
+
+// Every verdict but `live` ends a session, and nothing else does: this stops compiling when a
+// verdict is added to the union and not here.
+type Ending = Exclude<VerdictName, "live"> | "removed"
+const everyVerdictEnds: [Ending] extends [GoneVerdict] ? [GoneVerdict] extends [Ending] ? true : never : never = true
+void everyVerdictEnds
+
+export const Appeared = Schema.Struct({
+  type: Schema.Literal("appeared"),
+  session: Session
+})
+
+export const Changed = Schema.Struct({
+  type: Schema.Literal("changed"),
+  session: Session,
+  previous: Session
+})
+
+export const Gone = Schema.Struct({
+  type: Schema.Literal("gone"),
+  /** The session as it was last seen live. */
+  session: Session,
+  verdict: GoneVerdict
+})
+
+export const SessionEvent = Schema.Union(Appeared, Changed, Gone)
+export type SessionEvent = typeof SessionEvent.Type
+
+export const appeared = (session: Session): SessionEvent => ({ type: "appeared", session })
+export const changed = (session: Session, previous: Session): SessionEvent => ({ type: "changed", session, previous })
+export const gone = (session: Session, verdict: GoneVerdict): SessionEvent => ({ type: "gone", session, verdict })

@@ -1,0 +1,283 @@
+/**
+ * `watch` on the real OS: `fs.watch` on a temporary registry directory, real child processes
+ * registered, changed, killed and unregistered, and the built command run as a user runs it.
+ * Real waiting cannot be avoided here, so every wait polls with a generous limit and the tests
+ * assert that events arrive, in order; the latencies themselves are measured by `bench/watch.mjs`.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, Stream } from "effect"
+import { spawn, spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { SessionEvent } from "../src/domain/SessionEvent.js"
+import * as ClaudeHome from "../src/services/ClaudeHome.js"
+import { watchSessions } from "../src/services/Watch.js"
+import { binPath } from "./support/cli.js"
+import { recordText, type RecordOptions } from "./support/records.js"
+import { killAndReap, linuxPidDomain, makeNodeWorld, startSleeper, startTimeOf, type World } from "./support/worlds.js"
+
+const pollMillis = 10
+/** Far above the contract's 500 ms: these tests prove arrival, not speed, on a machine that may be busy. */
+const fileEventLimit = 5_000
+
+const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
+
+const waitUntil = async <A>(what: string, limitMillis: number, probe: () => A | undefined): Promise<A> => {
+  const deadline = Date.now() + limitMillis
+  for (;;) {
+    const found = probe()
+    if (found !== undefined) return found
+    if (Date.now() > deadline) throw new Error(`timed out after ${limitMillis} ms waiting for ${what}`)
+    await sleep(pollMillis)
+  }
+}
+
+const summary = (event: SessionEvent): string =>
+  event.type === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event.type} ${event.session.pid}`
+
+const recordFor = (world: World, pid: number, options: RecordOptions = {}) =>
+  recordText(pid, { procStart: startTimeOf(pid), pidDomain: world.pidDomain, ...options })
+
+/** The watch on the Node layers, its events collected with the time each arrived. */
+const runWatch = (world: World, intervalMillis: number) => {
+  const events: Array<{ readonly at: number; readonly event: SessionEvent }> = []
+  const fiber = Effect.runFork(
+    watchSessions({ intervalMillis }).pipe(
+      Stream.runForEach((event) => Effect.sync(() => events.push({ at: performance.now(), event }))),
+      Effect.provide(Layer.merge(world.layer, ClaudeHome.layer(world.home)))
+    )
+  )
+  let read = 0
+  /** The next event, waited for; every event is consumed once, in order. */
+  const next = (limitMillis = fileEventLimit) =>
+    waitUntil("the next event", limitMillis, () => (read < events.length ? events[read++] : undefined))
+  const nothingMore = () => events.slice(read).map((e) => summary(e.event))
+  return { fiber, next, nothingMore, stop: () => Effect.runPromise(Fiber.interrupt(fiber)) }
+}
+
+/** Directory watchers open in this process (nothing else here opens one). */
+const openWatchers = () => process.getActiveResourcesInfo().filter((kind) => kind === "FSEventWrap").length
+
+describe("watch on the real OS", { timeout: 60_000 }, () => {
+  it("a real process registered, changed, killed, and a file removed: each seen, in order", async () => {
+    const world = makeNodeWorld()
+    const interval = 1000
+    const watch = runWatch(world, interval)
+    try {
+      const early = world.spawn()
+      world.write(`${early.pid}.json`, recordFor(world, early.pid, { name: "early" }))
+      // Written before or while the watch starts: seen at its first check or one window later.
+      expect(summary((await watch.next()).event)).toBe(`appeared ${early.pid}`)
+
+      const proc = world.spawn()
+      let written = performance.now()
+      world.write(`${proc.pid}.json`, recordFor(world, proc.pid, { name: "real" }))
+      let seen = await watch.next()
+      expect(seen.event).toMatchObject({ type: "appeared", session: { pid: proc.pid, name: "real", status: "idle" } })
+      const appearedAfter = seen.at - written
+
+      written = performance.now()
+      world.write(`${proc.pid}.json`, recordFor(world, proc.pid, { name: "real", status: "busy" }))
+      seen = await watch.next()
+      expect(seen.event).toMatchObject({ type: "changed", session: { status: "busy" }, previous: { status: "idle" } })
+      const changedAfter = seen.at - written
+
+      const killed = performance.now()
+      await world.kill(proc.pid)
+      seen = await watch.next(interval + fileEventLimit)
+      expect(summary(seen.event)).toBe(`gone ${proc.pid} dead`)
+      const deadAfter = seen.at - killed
+
+      written = performance.now()
+      world.remove(`${early.pid}.json`)
+      seen = await watch.next()
+      expect(summary(seen.event)).toBe(`gone ${early.pid} removed`)
+      const removedAfter = seen.at - written
+
+      await sleep(interval + 200)
+      expect(watch.nothingMore()).toEqual([])
+      console.info(
+        `watch latencies (ms): appeared ${appearedAfter.toFixed(0)}, changed ${changedAfter.toFixed(0)}, ` +
+          `removed ${removedAfter.toFixed(0)}, dead ${deadAfter.toFixed(0)} (interval ${interval})`
+      )
+    } finally {
+      await watch.stop()
+      await world.close()
+    }
+  })
+
+  it("a registry directory created late, removed and re-created is followed by fs.watch", async () => {
+    const world = makeNodeWorld()
+    world.remove("")
+    const interval = 300
+    const watch = runWatch(world, interval)
+    try {
+      await sleep(2 * interval)
+      expect(watch.nothingMore()).toEqual([])
+      const proc = world.spawn()
+      fs.mkdirSync(world.sessions, { mode: 0o700 })
+      world.write(`${proc.pid}.json`, recordFor(world, proc.pid))
+      expect(summary((await watch.next()).event)).toBe(`appeared ${proc.pid}`)
+      // The watch is on: a change arrives without waiting for the next interval.
+      await sleep(interval)
+      world.write(`${proc.pid}.json`, recordFor(world, proc.pid, { status: "busy" }))
+      expect(summary((await watch.next()).event)).toBe(`changed ${proc.pid}`)
+
+      fs.rmSync(world.sessions, { recursive: true })
+      expect(summary((await watch.next()).event)).toBe(`gone ${proc.pid} removed`)
+      fs.mkdirSync(world.sessions, { mode: 0o700 })
+      world.write(`${proc.pid}.json`, recordFor(world, proc.pid))
+      expect(summary((await watch.next()).event)).toBe(`appeared ${proc.pid}`)
+      await sleep(interval)
+      world.write(`${proc.pid}.json`, recordFor(world, proc.pid, { status: "waiting" }))
+      expect(summary((await watch.next()).event)).toBe(`changed ${proc.pid}`)
+    } finally {
+      await watch.stop()
+      await world.close()
+    }
+  })
+
+  // The timers are shown released by the command's tests below: after SIGINT the process can only
+  // exit once nothing is left on its event loop.
+  it("the directory watcher is released when the stream ends", async () => {
+    // A watcher's handle closes on the turn of the event loop after `close()`: earlier tests' too.
+    const closed = () => (openWatchers() === 0 ? true : undefined)
+    await waitUntil("earlier watchers to close", 2_000, closed)
+    const world = makeNodeWorld()
+    const watch = runWatch(world, 200)
+    try {
+      await waitUntil("the directory watch to begin", 5_000, () => (openWatchers() === 1 ? true : undefined))
+    } finally {
+      await watch.stop()
+    }
+    await waitUntil("the watcher to close", 2_000, closed)
+    await world.close()
+  })
+})
+
+/** The command as a user runs it: the built bin (`npm run build`, as `npm test` does first). */
+describe("claude-peers watch", { timeout: 60_000 }, () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-watch-cli-"))
+  const sleeper = startSleeper()
+  afterAll(async () => {
+    await killAndReap(sleeper)
+    fs.rmSync(tmp, { recursive: true, force: true })
+  })
+  let homes = 0
+  const makeHome = () => {
+    const home = path.join(tmp, `home-${homes++}`)
+    fs.mkdirSync(path.join(home, "sessions"), { recursive: true })
+    return home
+  }
+  const record = (options: RecordOptions = {}) =>
+    recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), pidDomain: linuxPidDomain(), ...options })
+
+  const start = (args: ReadonlyArray<string>) => {
+    const child = spawn(process.execPath, [binPath, ...args], {
+      env: { PATH: process.env.PATH, HOME: "/nonexistent-home" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    const lines = () => stdout.split("\n").filter((line) => line.length > 0)
+    const line = (index: number) => waitUntil(`line ${index + 1} of the output`, 10_000, () => lines()[index])
+    return { child, exited, line, lines, stderr: () => stderr }
+  }
+
+  it("--json: one contract object per line; SIGINT ends it with exit 0 and nothing on stderr", async () => {
+    const home = makeHome()
+    const file = path.join(home, "sessions", `${sleeper.pid}.json`)
+    fs.writeFileSync(file, record({ name: "first" }))
+    const run = start(["--claude-home", home, "watch", "--json", "--interval", "200"])
+    try {
+      const appeared = JSON.parse(await run.line(0))
+      expect(Object.keys(appeared)).toEqual(["type", "session"])
+      expect(appeared).toMatchObject({ type: "appeared", session: { pid: sleeper.pid, name: "first", file } })
+      expect(Object.keys(appeared.session)).toEqual([
+        "pid", "sessionId", "name", "cwd", "socketPath", "status", "rawStatus", "statusUpdatedAtMs", "updatedAtMs",
+        "startedAtMs", "kind", "waitingFor", "jobId", "version", "tmux", "file"
+      ])
+
+      fs.writeFileSync(file, record({ name: "first", status: "busy" }))
+      const changed = JSON.parse(await run.line(1))
+      expect(Object.keys(changed)).toEqual(["type", "session", "previous"])
+      expect(changed).toMatchObject({ type: "changed", session: { status: "busy" }, previous: { status: "idle" } })
+
+      fs.rmSync(file)
+      expect(JSON.parse(await run.line(2))).toMatchObject({ type: "gone", verdict: "removed", session: { pid: sleeper.pid } })
+    } finally {
+      run.child.kill("SIGINT")
+    }
+    expect(await run.exited).toBe(0)
+    expect(run.stderr()).toBe("")
+    expect(run.lines()).toHaveLength(3)
+  })
+
+  it("without --json: a readable line per event, control characters escaped; SIGTERM exits 0", async () => {
+    const home = makeHome()
+    const file = path.join(home, "sessions", `${sleeper.pid}.json`)
+    fs.writeFileSync(file, record({ name: "evil\u001b]0;owned\u0007", status: "idle" }))
+    const run = start(["--claude-home", home, "watch"])
+    try {
+      const appeared = await run.line(0)
+      expect(appeared).toMatch(new RegExp(`^\\+ appeared +${sleeper.pid} +evil\\\\u\\{1b\\}\\]0;owned\\\\u\\{7\\} +idle`))
+      expect(appeared).not.toMatch(/[\u0000-\u001f]/)
+      fs.writeFileSync(file, record({ name: "calm", status: "busy" }))
+      expect(await run.line(1)).toMatch(new RegExp(`^~ changed +${sleeper.pid} +calm +busy +\\(name .* -> calm, status idle -> busy\\)$`))
+      fs.writeFileSync(file, record({ name: "calm", status: "busy", parkedJobId: "d781d7b2" }))
+      expect(await run.line(2)).toBe(`- gone      ${sleeper.pid}  calm  (parked)`)
+    } finally {
+      run.child.kill("SIGTERM")
+    }
+    expect(await run.exited).toBe(0)
+    expect(run.stderr()).toBe("")
+  })
+
+  it("ends with exit 0 once nobody reads its output (`watch --json | head -1`)", async () => {
+    const home = makeHome()
+    const file = path.join(home, "sessions", `${sleeper.pid}.json`)
+    fs.writeFileSync(file, record())
+    const run = start(["--claude-home", home, "watch", "--json", "--interval", "200"])
+    try {
+      await run.line(0)
+      run.child.stdout.destroy()
+      fs.writeFileSync(file, record({ status: "busy" }))
+      const code = await Promise.race([run.exited, sleep(10_000).then(() => "still running")])
+      expect(code).toBe(0)
+      expect(run.stderr()).toBe("")
+    } finally {
+      run.child.kill("SIGKILL")
+    }
+  })
+
+  it("a registry directory that does not exist yet is waited for, not an error", async () => {
+    const home = path.join(tmp, `home-${homes++}`)
+    const run = start(["--claude-home", home, "watch", "--json", "--interval", "200"])
+    try {
+      await sleep(500)
+      expect(run.child.exitCode).toBe(null)
+      fs.mkdirSync(path.join(home, "sessions"), { recursive: true })
+      fs.writeFileSync(path.join(home, "sessions", `${sleeper.pid}.json`), record())
+      expect(JSON.parse(await run.line(0))).toMatchObject({ type: "appeared", session: { pid: sleeper.pid } })
+    } finally {
+      run.child.kill("SIGINT")
+    }
+    expect(await run.exited).toBe(0)
+    expect(run.stderr()).toBe("")
+  })
+
+  it("--interval must be a positive integer: anything else is a usage error, exit 2", () => {
+    for (const value of ["0", "-5", "1.5", "soon"]) {
+      const result = spawnSync(process.execPath, [binPath, "--claude-home", tmp, "watch", "--interval", value], {
+        encoding: "utf8",
+        timeout: 30_000
+      })
+      expect(result.status, value).toBe(2)
+      expect(result.stdout, value).toBe("")
+    }
+  })
+})

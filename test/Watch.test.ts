@@ -1,0 +1,505 @@
+/**
+ * `watch` on the in-memory layers, with time driven by `TestClock`: every event kind, the order at
+ * start, deaths that touch no file, reused pids, bursts of rewrites, torn reads, and a registry
+ * directory that appears late, is removed and comes back. Nothing here waits on the wall clock.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Fiber, Layer, Queue, Stream, TestClock } from "effect"
+import type { SessionEvent } from "../src/domain/SessionEvent.js"
+import { layerMemory as filesLayerMemory } from "../src/layers/FilesMemory.js"
+import { layerMemory as probeLayerMemory } from "../src/layers/ProcessProbeMemory.js"
+import * as ClaudeHome from "../src/services/ClaudeHome.js"
+import { Files } from "../src/services/Files.js"
+import { ProcessProbe } from "../src/services/ProcessProbe.js"
+import * as Registry from "../src/services/Registry.js"
+import {
+  defaultDebounceMillis,
+  defaultIntervalMillis,
+  rereadEveryIntervals,
+  watchSessions,
+  type WatchOptions
+} from "../src/services/Watch.js"
+import { recordText, type RecordOptions } from "./support/records.js"
+import { makeMemoryWorld, type Process } from "./support/worlds.js"
+
+type MemoryWorld = ReturnType<typeof makeMemoryWorld>
+
+const interval = defaultIntervalMillis
+const window = defaultDebounceMillis
+/** The registry's wait before it re-reads a record that did not parse. */
+const tornRetry = Registry.tornReadRetryMillis
+
+/** A record that is live in this world while `proc` runs. */
+const writeLive = (world: MemoryWorld, proc: Process, options: RecordOptions = {}) =>
+  world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime, pidDomain: world.pidDomain, ...options }))
+
+/** `appeared 1000`, `changed 1000`, `gone 1000 dead`: enough to compare sequences at a glance. */
+const summary = (event: SessionEvent): string =>
+  event.type === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event.type} ${event.session.pid}`
+
+/** Doubles a test can put around the world's ports: a file port or a process probe of its own, a count of registry reads. */
+interface Doubles {
+  readonly files?: Files
+  readonly probe?: ProcessProbe
+  readonly onRead?: () => void
+}
+
+const layerOf = (world: MemoryWorld, doubles: Doubles = {}) => {
+  const registry = Layer.effect(
+    Registry.Registry,
+    Effect.map(Registry.make, (registry) => ({
+      ...registry,
+      inspect: Effect.zipRight(Effect.sync(() => doubles.onRead?.()), registry.inspect)
+    }))
+  )
+  return registry.pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      doubles.files === undefined ? filesLayerMemory(world.files) : Layer.succeed(Files, doubles.files),
+      doubles.probe === undefined ? probeLayerMemory(world.processes) : Layer.succeed(ProcessProbe, doubles.probe),
+      ClaudeHome.layer(world.home)
+    ))
+  )
+}
+
+/**
+ * Runs the watch in the test's scope. `advance(ms)` moves the test clock and returns the events
+ * emitted meanwhile; `TestClock.adjust` returns only once every fiber of the watch is suspended.
+ * `start` holds the events of the first check and of the one a window later, when the directory
+ * watch has begun: a test acts after both, so that each later check is one its action caused.
+ */
+const startWatch = (world: MemoryWorld, options: WatchOptions = {}, doubles: Doubles = {}) =>
+  Effect.gen(function*() {
+    const events = yield* Queue.unbounded<SessionEvent>()
+    const fiber = yield* watchSessions(options).pipe(
+      Stream.runForEach((event) => Queue.offer(events, event)),
+      Effect.provide(layerOf(world, doubles)),
+      Effect.forkScoped
+    )
+    const advance = (millis: number) =>
+      TestClock.adjust(millis).pipe(Effect.zipRight(Queue.takeAll(events)), Effect.map(Chunk.toArray))
+    const summaries = (millis: number) => Effect.map(advance(millis), (all) => all.map(summary))
+    return { fiber, advance, summaries, start: yield* summaries(window) }
+  })
+
+describe("watch", () => {
+  it.scoped("starts with one appeared per live session, sorted by pid, and nothing for files that are not live", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const procs = [3001, 1500, 2200].map((pid) => world.processes.spawn({ pid }))
+      for (const proc of procs) writeLive(world, proc)
+      const dead = world.processes.spawn({ pid: 1700 })
+      writeLive(world, dead)
+      world.processes.kill(dead.pid)
+      const parked = world.processes.spawn({ pid: 1800 })
+      writeLive(world, parked, { parkedJobId: "d781d7b2" })
+      world.write("foo.json", "{}")
+      world.write("1900.json", "{not json")
+
+      const watch = yield* startWatch(world)
+      expect(watch.start).toEqual(["appeared 1500", "appeared 2200", "appeared 3001"])
+      expect(yield* watch.summaries(5 * interval)).toEqual([])
+    }))
+
+  it.scoped("appeared: a new record is reported one debounce window after it is written", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const watch = yield* startWatch(world)
+      expect(watch.start).toEqual([])
+      const proc = world.processes.spawn()
+      writeLive(world, proc, { name: "fresh" })
+      expect(yield* watch.summaries(window - 1)).toEqual([])
+      const [event] = yield* watch.advance(1)
+      expect(event).toMatchObject({ type: "appeared", session: { pid: proc.pid, name: "fresh", status: "idle" } })
+    }))
+
+  it.scoped("changed: carries the previous session, and only when the session object differs", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc)
+      const watch = yield* startWatch(world)
+      expect(watch.start).toEqual([`appeared ${proc.pid}`])
+
+      // The same bytes again, then a field that is not part of a session: no change to report.
+      writeLive(world, proc)
+      expect(yield* watch.summaries(window)).toEqual([])
+      writeLive(world, proc, { peerFeatures: ["notify_idle"], nameSince: 1 })
+      expect(yield* watch.summaries(window)).toEqual([])
+
+      writeLive(world, proc, { status: "waiting", waitingFor: "dialog open" })
+      const [event, ...rest] = yield* watch.advance(window)
+      expect(rest).toEqual([])
+      expect(event).toMatchObject({
+        type: "changed",
+        session: { pid: proc.pid, status: "waiting", waitingFor: "dialog open" },
+        previous: { pid: proc.pid, status: "idle", waitingFor: null }
+      })
+    }))
+
+  it.scoped("a record rewritten many times within the debounce window is one changed, with the last state", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc)
+      const watch = yield* startWatch(world)
+      const step = Math.floor(window / 8)
+      const states = ["busy", "waiting", "busy", "shell", "busy", "waiting", "busy"]
+      const seen: Array<SessionEvent> = []
+      for (const status of states) {
+        writeLive(world, proc, { status, statusUpdatedAt: 1796007040000 + seen.length })
+        seen.push(...yield* watch.advance(step))
+      }
+      seen.push(...yield* watch.advance(window))
+      expect(seen.map(summary)).toEqual([`changed ${proc.pid}`])
+      expect(seen[0]).toMatchObject({ session: { status: "busy", rawStatus: "busy" }, previous: { status: "idle" } })
+      expect(yield* watch.summaries(2 * interval)).toEqual([])
+    }))
+
+  it.scoped("a steady trickle of notifications cannot hold a check back past one window", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc)
+      const watch = yield* startWatch(world)
+      writeLive(world, proc, { status: "busy" })
+      const seen: Array<string> = []
+      // Another file is touched every 10 ms: a debounce that restarted on each would never fire.
+      for (let t = 10; t <= window; t += 10) {
+        world.write(`${proc.pid}.abc.key`, String(t))
+        seen.push(...yield* watch.summaries(10))
+      }
+      seen.push(...yield* watch.summaries(window % 10))
+      expect(seen).toEqual([`changed ${proc.pid}`])
+    }))
+
+  it.scoped("gone removed: the record's file is deleted", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc, { name: "leaving" })
+      const watch = yield* startWatch(world)
+      world.remove(`${proc.pid}.json`)
+      const [event, ...rest] = yield* watch.advance(window)
+      expect(rest).toEqual([])
+      expect(event).toMatchObject({ type: "gone", verdict: "removed", session: { pid: proc.pid, name: "leaving" } })
+    }))
+
+  it.scoped("gone dead: a process that dies without touching its file is reported within one interval", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const [a, b] = [world.processes.spawn(), world.processes.spawn()]
+      writeLive(world, a)
+      writeLive(world, b)
+      const watch = yield* startWatch(world)
+      expect(yield* watch.summaries(interval / 4)).toEqual([])
+      world.processes.kill(a.pid)
+      const seen: Array<string> = []
+      for (let elapsed = 0; elapsed < interval && seen.length === 0; elapsed += 100) seen.push(...yield* watch.summaries(100))
+      expect(seen).toEqual([`gone ${a.pid} dead`])
+      expect(yield* watch.summaries(3 * interval)).toEqual([])
+    }))
+
+  it.scoped("an idle watch reads the registry only when a probe of the live pids finds a change", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const procs = [world.processes.spawn(), world.processes.spawn(), world.processes.spawn()]
+      for (const proc of procs) writeLive(world, proc)
+      let reads = 0
+      const watch = yield* startWatch(world, {}, { onRead: () => reads++ })
+      // The first read, and the one a window later when the directory watch began.
+      expect(reads).toBe(2)
+      expect(yield* watch.summaries(10 * interval)).toEqual([])
+      expect(reads).toBe(2)
+      world.processes.kill(procs[1]!.pid)
+      expect(yield* watch.summaries(interval)).toEqual([`gone ${procs[1]!.pid} dead`])
+      expect(reads).toBe(3)
+    }))
+
+  it.scoped("a lost notification is made up for by the read every rereadEveryIntervals intervals", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      // A directory watch that never reports anything, as on a network file system.
+      const deaf: Files = { ...world.files.files, watch: () => Stream.never }
+      const watch = yield* startWatch(world, {}, { files: deaf })
+      const proc = world.processes.spawn()
+      writeLive(world, proc)
+      const reread = rereadEveryIntervals * interval
+      expect(yield* watch.summaries(reread - window - 1)).toEqual([])
+      expect(yield* watch.summaries(1)).toEqual([`appeared ${proc.pid}`])
+    }))
+
+  it.scoped("a pid reused just after a read found its session live is still caught by the next probe", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc)
+      // Runs a hook right after a given probe call: here, the registry's own probe inside a read.
+      let afterCall: { countdown: number; hook: () => void } | undefined
+      const probe: ProcessProbe = {
+        ...world.processes.probe,
+        check: (pids, startTimeOf) =>
+          Effect.tap(world.processes.probe.check(pids, startTimeOf), () =>
+            Effect.sync(() => {
+              if (afterCall !== undefined && --afterCall.countdown === 0) {
+                afterCall.hook()
+                afterCall = undefined
+              }
+            }))
+      }
+      const watch = yield* startWatch(world, {}, { probe })
+      writeLive(world, proc, { status: "busy" })
+      // A read is the watch's probe, then the registry's: the pid changes hands after the second,
+      // while the record (procStart of the old process) stays as it is.
+      afterCall = {
+        countdown: 2,
+        hook: () => {
+          world.processes.kill(proc.pid)
+          world.processes.reuse(proc.pid)
+        }
+      }
+      expect(yield* watch.summaries(window)).toEqual([`changed ${proc.pid}`])
+      expect(afterCall).toBeUndefined()
+      expect(yield* watch.summaries(interval)).toEqual([`gone ${proc.pid} pid_reused`])
+    }))
+
+  it.scoped("gone parked: the window moved its session to a background job", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc)
+      const watch = yield* startWatch(world)
+      writeLive(world, proc, { parkedJobId: "d781d7b2" })
+      expect(yield* watch.summaries(window)).toEqual([`gone ${proc.pid} parked`])
+      // Taken back from the background: the same session is live again.
+      writeLive(world, proc)
+      expect(yield* watch.summaries(window)).toEqual([`appeared ${proc.pid}`])
+    }))
+
+  it.scoped("gone with any other verdict that ends a session, such as no_socket", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc)
+      const watch = yield* startWatch(world)
+      writeLive(world, proc, { messagingSocketPath: undefined })
+      expect(yield* watch.summaries(window)).toEqual([`gone ${proc.pid} no_socket`])
+    }))
+
+  it.scoped("gone pid_reused: the pid is taken by another process between two checks, the file untouched", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc)
+      const watch = yield* startWatch(world)
+      world.processes.kill(proc.pid)
+      world.processes.reuse(proc.pid)
+      expect(yield* watch.summaries(interval)).toEqual([`gone ${proc.pid} pid_reused`])
+      expect(yield* watch.summaries(3 * interval)).toEqual([])
+    }))
+
+  it.scoped("a new process on a reused pid that writes its own record: gone pid_reused, then appeared", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc, { sessionId: "old-session", startedAt: 1796007021392 })
+      const watch = yield* startWatch(world)
+      world.processes.kill(proc.pid)
+      const startTime = world.processes.reuse(proc.pid)
+      writeLive(world, { pid: proc.pid, startTime }, { sessionId: "new-session", startedAt: 1796009999999 })
+      const events = yield* watch.advance(window)
+      expect(events.map(summary)).toEqual([`gone ${proc.pid} pid_reused`, `appeared ${proc.pid}`])
+      expect(events[0]!.session.sessionId).toBe("old-session")
+      expect(events[1]!.session.sessionId).toBe("new-session")
+    }))
+
+  it.scoped("the same process in another conversation (a new session id, the same start) is changed", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc, { sessionId: "first" })
+      const watch = yield* startWatch(world)
+      writeLive(world, proc, { sessionId: "second" })
+      const [event, ...rest] = yield* watch.advance(window)
+      expect(rest).toEqual([])
+      expect(event).toMatchObject({ type: "changed", session: { sessionId: "second" }, previous: { sessionId: "first" } })
+    }))
+
+  it.scoped("several changes in one check come out sorted by pid", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const [a, b, c] = [4000, 2000, 3000].map((pid) => world.processes.spawn({ pid })) as [Process, Process, Process]
+      writeLive(world, a)
+      writeLive(world, c)
+      const watch = yield* startWatch(world)
+      writeLive(world, b)
+      world.remove(`${a.pid}.json`)
+      writeLive(world, c, { status: "busy" })
+      expect(yield* watch.summaries(window)).toEqual(["appeared 2000", "changed 3000", "gone 4000 removed"])
+    }))
+
+  describe("a record caught in the middle of a rewrite", () => {
+    it.scoped("is read again after 25 ms and is not reported", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const proc = world.processes.spawn()
+        writeLive(world, proc)
+        const watch = yield* startWatch(world)
+        world.files.tearNextReads(`${world.sessions}/${proc.pid}.json`, 17)
+        expect(yield* watch.summaries(window)).toEqual([])
+        expect(yield* watch.summaries(tornRetry)).toEqual([])
+        expect(yield* watch.summaries(3 * interval)).toEqual([])
+      }))
+
+    it.scoped("torn on both reads of a check: held as it was, never gone and back", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const proc = world.processes.spawn()
+        writeLive(world, proc)
+        const watch = yield* startWatch(world)
+        world.files.tearNextReads(`${world.sessions}/${proc.pid}.json`, 17, 2)
+        const seen = yield* watch.summaries(window + tornRetry)
+        seen.push(...yield* watch.summaries(3 * interval))
+        expect(seen).toEqual([])
+      }))
+
+    it.scoped("torn while it changes: the next check reports one changed, with no gone in between", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const proc = world.processes.spawn()
+        writeLive(world, proc)
+        const watch = yield* startWatch(world)
+        writeLive(world, proc, { status: "busy" })
+        world.files.tearNextReads(`${world.sessions}/${proc.pid}.json`, 40, 2)
+        expect(yield* watch.summaries(window + tornRetry)).toEqual([])
+        const events = yield* watch.advance(interval)
+        expect(events.map(summary)).toEqual([`changed ${proc.pid}`])
+        expect(events[0]).toMatchObject({ session: { status: "busy" }, previous: { status: "idle" } })
+      }))
+
+    it.scoped("a record that stays malformed is gone (malformed) at the second check, not the first", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const proc = world.processes.spawn()
+        writeLive(world, proc)
+        const watch = yield* startWatch(world)
+        world.write(`${proc.pid}.json`, "{\"pid\":")
+        expect(yield* watch.summaries(window + tornRetry)).toEqual([])
+        expect(yield* watch.summaries(interval)).toEqual([`gone ${proc.pid} malformed`])
+      }))
+
+    it.scoped("a record that stays unreadable is gone (unreadable) at the second check", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const proc = world.processes.spawn()
+        writeLive(world, proc)
+        const watch = yield* startWatch(world)
+        world.files.setUnreadable(`${world.sessions}/${proc.pid}.json`)
+        expect(yield* watch.summaries(window)).toEqual([])
+        expect(yield* watch.summaries(interval)).toEqual([`gone ${proc.pid} unreadable`])
+      }))
+  })
+
+  describe("the registry directory", () => {
+    it.scoped("created late: waited for, then watched", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        world.files.remove(world.sessions)
+        const watch = yield* startWatch(world)
+        expect(watch.start).toEqual([])
+        expect(yield* watch.summaries(3 * interval)).toEqual([])
+
+        const proc = world.processes.spawn()
+        writeLive(world, proc)
+        expect(yield* watch.summaries(interval + window)).toEqual([`appeared ${proc.pid}`])
+        // From now on a change is seen within a window, not at the next interval: the watch is on.
+        writeLive(world, proc, { status: "busy" })
+        expect(yield* watch.summaries(window)).toEqual([`changed ${proc.pid}`])
+      }))
+
+    it.scoped("removed: its sessions are gone (removed); re-created: found at the next look and watched again", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const [a, b] = [world.processes.spawn(), world.processes.spawn()]
+        writeLive(world, a)
+        writeLive(world, b)
+        const watch = yield* startWatch(world)
+        expect(watch.start).toEqual([`appeared ${a.pid}`, `appeared ${b.pid}`])
+
+        // Removed at 1900 ms, so that the looks for it (every interval from then) fall between the
+        // interval's checks (every 2000 ms from the start): what finds it is the look, not a check.
+        expect(yield* watch.summaries(1900 - window)).toEqual([])
+        world.files.remove(world.sessions)
+        expect(yield* watch.summaries(window)).toEqual([`gone ${a.pid} removed`, `gone ${b.pid} removed`])
+        expect(yield* watch.summaries(4050 - 1900 - window)).toEqual([])
+
+        world.files.makeDirectory(world.sessions, 0o700)
+        writeLive(world, b)
+        // Looked for at 5900 ms: found, watched, and read one window later, before the 6000 ms check.
+        expect(yield* watch.summaries(5900 + window - 4050 - 1)).toEqual([])
+        expect(yield* watch.summaries(1)).toEqual([`appeared ${b.pid}`])
+        writeLive(world, b, { status: "busy" })
+        expect(yield* watch.summaries(window)).toEqual([`changed ${b.pid}`])
+        world.remove(`${b.pid}.json`)
+        expect(yield* watch.summaries(window)).toEqual([`gone ${b.pid} removed`])
+      }))
+
+    it.scoped("removed and re-created at once, between two notifications: the sessions read again are still live", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const proc = world.processes.spawn()
+        writeLive(world, proc)
+        const watch = yield* startWatch(world)
+        world.files.remove(world.sessions)
+        world.files.makeDirectory(world.sessions, 0o700)
+        writeLive(world, proc)
+        expect(yield* watch.summaries(interval + window)).toEqual([])
+        writeLive(world, proc, { status: "busy" })
+        expect(yield* watch.summaries(window)).toEqual([`changed ${proc.pid}`])
+      }))
+  })
+
+  it.scoped("the interval is an option", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc)
+      const watch = yield* startWatch(world, { intervalMillis: 200 })
+      world.processes.kill(proc.pid)
+      expect(yield* watch.summaries(200 - window - 1)).toEqual([])
+      expect(yield* watch.summaries(1)).toEqual([`gone ${proc.pid} dead`])
+    }))
+
+  // TestClock keeps an interrupted sleep in its list, so the timers are checked on the real OS
+  // (Watch.integration.test.ts); here, the directory watch.
+  it.scoped("the directory watch is released when the stream's scope closes", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc)
+      let openWatches = 0
+      const counted: Files = {
+        ...world.files.files,
+        watch: (path) =>
+          Stream.acquireRelease(Effect.sync(() => openWatches++), () => Effect.sync(() => openWatches--)).pipe(
+            Stream.flatMap(() => world.files.files.watch(path))
+          )
+      }
+      const watch = yield* startWatch(world, {}, { files: counted })
+      yield* watch.summaries(window)
+      expect(openWatches).toBe(1)
+      yield* Fiber.interrupt(watch.fiber)
+      expect(openWatches).toBe(0)
+
+      // A consumer that stops reading closes the stream's scope just the same.
+      const first = yield* watchSessions().pipe(Stream.take(1), Stream.runCollect, Effect.provide(layerOf(world, { files: counted })))
+      expect(Chunk.toArray(first).map(summary)).toEqual([`appeared ${proc.pid}`])
+      expect(openWatches).toBe(0)
+    }))
+
+  it.scoped("a bad interval is a defect, not a busy loop", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const exit = yield* watchSessions({ intervalMillis: 0 }).pipe(Stream.runDrain, Effect.provide(layerOf(world)), Effect.exit)
+      expect(exit._tag).toBe("Failure")
+    }))
+})
