@@ -106,6 +106,35 @@ const processProbeSuite = (
         expect(states).toEqual(new Map(bogus.map((pid) => [pid, dead])))
       }))
 
+    test("checkLiveness: one kill per distinct pid; states later read start times without a second kill", () =>
+      Effect.gen(function*() {
+        const probe = yield* ProcessProbe
+        const asked = yield* controller.spawn
+        const notAsked = yield* controller.spawn
+        const gone = yield* controller.spawn
+        yield* controller.kill(gone)
+        const killsBefore = controller.kills()
+        const liveness = yield* probe.checkLiveness([asked, gone, notAsked, asked, gone])
+        expect(controller.kills() - killsBefore).toBe(3)
+        expect([asked, notAsked, gone].map(liveness.isAlive)).toEqual([true, true, false])
+        const readsBefore = controller.startTimeReads?.()
+        const states = yield* liveness.states([asked, notAsked, gone], new Set([asked, gone]))
+        expect(controller.kills() - killsBefore).toBe(3)
+        if (readsBefore !== undefined) expect(controller.startTimeReads!() - readsBefore).toBe(1)
+        expect(states).toEqual(new Map([[asked, alive(controller.startTime(asked))], [notAsked, alive()], [gone, dead]]))
+      }))
+
+    test("checkLiveness: states answers only for the pids asked; one not checked is dead", () =>
+      Effect.gen(function*() {
+        const probe = yield* ProcessProbe
+        const checked = yield* controller.spawn
+        const unchecked = yield* controller.spawn
+        const liveness = yield* probe.checkLiveness([checked])
+        expect(yield* liveness.states([], new Set([checked]))).toEqual(new Map())
+        expect(yield* liveness.states([unchecked], new Set())).toEqual(new Map([[unchecked, dead]]))
+        expect(liveness.isAlive(unchecked)).toBe(false)
+      }))
+
     test("pidDomain is this machine's", () =>
       Effect.gen(function*() {
         const probe = yield* ProcessProbe
@@ -187,6 +216,17 @@ describe("ProcessProbe memory faults", () => {
         // The failed read is what sends the probe back to kill(pid, 0).
         expect(processes.stats.kills - before.kills).toBe(3)
         expect(processes.isAlive(pid)).toBe(false)
+      })
+    ))
+
+  it.effect("checkLiveness: a process that dies after the liveness pass is dead when its start time is read", () =>
+    withProcesses((processes) =>
+      Effect.gen(function*() {
+        const { pid } = processes.spawn()
+        processes.dieDuringCheck(pid)
+        const liveness = yield* Effect.flatMap(ProcessProbe, (probe) => probe.checkLiveness([pid]))
+        expect(liveness.isAlive(pid)).toBe(true)
+        expect(yield* liveness.states([pid], new Set([pid]))).toEqual(new Map([[pid, dead]]))
       })
     ))
 

@@ -1,51 +1,40 @@
 #!/usr/bin/env node
 /**
- * The command's entry point: it only wires the runtime. Exit codes follow the contract: a typed
- * failure has already printed itself and carries its code; a usage error is 2; anything else is
- * an unexpected failure, 1. SIGINT and SIGTERM interrupt the program, which then exits 0.
+ * The command's entry point. It only picks what to load: `list` runs from status lines and prompt
+ * hooks many times a minute, so its start-up is the product's speed there, and its plain
+ * spellings, `[--claude-home DIR] list [--json]` exactly, load only `list` and its layers
+ * (`PlainList.ts`). Everything else (other commands, help, any other spelling) loads the full
+ * command line (`CommandLine.ts`), which owns every usage error and help text. This module imports
+ * nothing else, so that neither path pays for the other (the bundle keeps them as two parts, see
+ * `scripts/build-bin.mjs`).
  */
-import { Command } from "@effect/cli"
-import { isValidationError } from "@effect/cli/ValidationError"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
-import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
-import { Cause, Effect, Exit, Fiber, Layer } from "effect"
-import { ExitCode, UsageError } from "./Report.js"
-import { rootCommand } from "./Root.js"
 
-const cliEnvironment = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
-
-const program = Command.run(rootCommand, { name: "claude-peers", version: "0.1.0" })(process.argv).pipe(
-  Effect.provide(cliEnvironment)
-)
-
-const fiber = Effect.runFork(program)
-const interrupt = () => {
-  Effect.runFork(Fiber.interrupt(fiber))
-}
-process.once("SIGINT", interrupt)
-process.once("SIGTERM", interrupt)
-
-fiber.addObserver((exit) => {
-  process.off("SIGINT", interrupt)
-  process.off("SIGTERM", interrupt)
-  process.exitCode = exitCodeOf(exit)
-})
-
-function exitCodeOf(exit: Exit.Exit<unknown, unknown>): number {
-  if (Exit.isSuccess(exit)) return 0
-  if (Cause.isInterruptedOnly(exit.cause)) return 0
-  const failure = Cause.failureOption(exit.cause)
-  if (failure._tag === "Some") {
-    const error = failure.value
-    if (error instanceof ExitCode) return error.code
-    if (error instanceof UsageError) {
-      process.stderr.write(`claude-peers: ${error.message}\n`)
-      return 2
-    }
-    // @effect/cli has already printed the usage error and the help that goes with it.
-    if (isValidationError(error)) return 2
+/**
+ * The plain `list` invocations, or undefined for anything else. A directory that is empty or
+ * starts with `-` is left to the parser, which decides whether it is a value or an option.
+ */
+const plainList = (args: ReadonlyArray<string>): { readonly claudeHome: string | undefined; readonly json: boolean } | undefined => {
+  let claudeHome: string | undefined
+  let rest = args
+  if (args[0] === "--claude-home") {
+    const dir = args[1]
+    if (dir === undefined || dir === "" || dir.startsWith("-")) return undefined
+    claudeHome = dir
+    rest = args.slice(2)
   }
-  process.stderr.write(`claude-peers: unexpected failure: ${Cause.pretty(exit.cause)}\n`)
-  return 1
+  if (rest[0] !== "list") return undefined
+  if (rest.length === 1) return { claudeHome, json: false }
+  if (rest.length === 2 && rest[1] === "--json") return { claudeHome, json: true }
+  return undefined
 }
+
+const plain = plainList(process.argv.slice(2))
+
+const loaded = plain !== undefined
+  ? import("./PlainList.js").then((list) => list.main(plain))
+  : import("./CommandLine.js").then((cli) => cli.main(process.argv))
+
+loaded.catch((error: unknown) => {
+  process.stderr.write(`claude-peers: unexpected failure: ${error instanceof Error ? error.stack : String(error)}\n`)
+  process.exitCode = 1
+})

@@ -5,7 +5,7 @@
  * so a test written against this table holds against the OS.
  */
 import { Effect, Layer, Option } from "effect"
-import { ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+import { type Liveness, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
 
 export interface MemoryProcesses {
   readonly probe: ProcessProbe
@@ -76,7 +76,7 @@ export const makeMemoryProcesses = (): MemoryProcesses => {
     return entry.unreadable ? { _tag: "Unreadable" } : { _tag: "Read", startTime: entry.startTime }
   }
 
-  const check = (pids: Iterable<number>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> => {
+  const livenessPass = (pids: Iterable<number>): Map<number, boolean> => {
     const alive = new Map<number, boolean>()
     for (const pid of pids) {
       if (!alive.has(pid)) alive.set(pid, isProcessId(pid) && signalZero(pid))
@@ -87,6 +87,26 @@ export const makeMemoryProcesses = (): MemoryProcesses => {
       const entry = table.get(pid)
       if (isAlive && entry?.dieDuringCheck === true) table.delete(pid)
     }
+    return alive
+  }
+
+  const check = (pids: Iterable<number>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> =>
+    statesOf(livenessPass(pids), startTimeOf)
+
+  const checkLiveness = (pids: Iterable<number>): Liveness => {
+    const alive = livenessPass(pids)
+    return {
+      isAlive: (pid) => alive.get(pid) === true,
+      states: (pids, startTimeOf) =>
+        Effect.sync(() => {
+          const asked = new Map<number, boolean>()
+          for (const pid of pids) asked.set(pid, alive.get(pid) === true)
+          return statesOf(asked, startTimeOf)
+        })
+    }
+  }
+
+  const statesOf = (alive: ReadonlyMap<number, boolean>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> => {
     const states = new Map<number, ProcessState>()
     for (const [pid, isAlive] of alive) {
       if (!isAlive) states.set(pid, dead)
@@ -111,7 +131,8 @@ export const makeMemoryProcesses = (): MemoryProcesses => {
 
   const probe: ProcessProbe = {
     pidDomain: Effect.sync(() => pidDomain),
-    check: (pids, startTimeOf) => Effect.sync(() => check(pids, startTimeOf))
+    check: (pids, startTimeOf) => Effect.sync(() => check(pids, startTimeOf)),
+    checkLiveness: (pids) => Effect.sync(() => checkLiveness(pids))
   }
 
   return {

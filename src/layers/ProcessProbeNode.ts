@@ -12,9 +12,8 @@
  *   unknown start time, which the registry treats as "nothing proves it was reused", i.e. live.
  */
 import { Effect, Layer, Option } from "effect"
-import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
-import { ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+import { type Liveness, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
 
 const dead: ProcessState = { _tag: "Dead" }
 const aliveWith = (startTime: Option.Option<string>): ProcessState => ({ _tag: "Alive", startTime })
@@ -91,6 +90,27 @@ export const parsePsLstart = (output: string): Map<number, string> => {
 }
 
 /**
+ * Where `/proc/<pid>/stat` is read. procfs reports a size of 0, so `readFileSync` would allocate a
+ * 64 KiB buffer per file. A stat line is some fifty numbers and a short command name, a few hundred
+ * bytes: one small buffer, reused, holds any of them.
+ */
+const procStatBuffer = Buffer.alloc(4096)
+
+const readProcStat = (pid: number): string => {
+  const fd = fs.openSync(`/proc/${pid}/stat`, "r")
+  try {
+    let length = 0
+    for (;;) {
+      const n = fs.readSync(fd, procStatBuffer, length, procStatBuffer.length - length, null)
+      if (n === 0 || (length += n) === procStatBuffer.length) break
+    }
+    return procStatBuffer.toString("latin1", 0, length)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/**
  * Linux start times, read one stat file at a time (synchronous reads of procfs are memory copies).
  * A stat file that is missing while `kill(pid, 0)` still succeeds is a process procfs hides from us
  * (`hidepid`): alive, start unknown.
@@ -108,7 +128,7 @@ const linuxStates = (alive: Map<number, boolean>, startTimeOf: ReadonlySet<numbe
         continue
       }
       try {
-        states.set(pid, aliveWith(parseProcStatStartTime(fs.readFileSync(`/proc/${pid}/stat`, "latin1"))))
+        states.set(pid, aliveWith(parseProcStatStartTime(readProcStat(pid))))
       } catch (error) {
         const code = errorCode(error)
         const gone = (code === "ENOENT" || code === "ESRCH") && !signalZero(pid)
@@ -126,6 +146,11 @@ const psEnvironment = (): NodeJS.ProcessEnv => ({ ...process.env, TZ: "UTC", LC_
  * so its output is used whatever the exit status; a failure to run it at all yields no start times.
  */
 const runPsLstart = (pids: ReadonlyArray<number>): Effect.Effect<string> =>
+  // Imported here, not at the top: only macOS runs `ps`, and loading `node:child_process` (with
+  // `net`, `dgram` and the streams) is a measurable part of the command's start-up elsewhere.
+  Effect.flatMap(Effect.promise(() => import("node:child_process")), (childProcess) => runPsLstartWith(childProcess, pids))
+
+const runPsLstartWith = (childProcess: typeof import("node:child_process"), pids: ReadonlyArray<number>): Effect.Effect<string> =>
   Effect.async<string>((resume) => {
     const child = childProcess.execFile(
       "ps",
@@ -186,18 +211,30 @@ const linuxPidDomain = (): Option.Option<string> => {
 export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessProbe => {
   // Neither the machine id nor our own pid namespace changes while we run.
   let domain: Option.Option<string> | undefined
+  const statesOf = (alive: Map<number, boolean>, startTimeOf: ReadonlySet<number>) => {
+    switch (platform) {
+      case "linux":
+        return Effect.succeed(linuxStates(alive, startTimeOf))
+      case "darwin":
+        return psStates(alive, startTimeOf)
+      default:
+        return Effect.succeed(livenessOnly(alive))
+    }
+  }
   return {
     pidDomain: Effect.sync(() => (domain ??= platform === "linux" ? linuxPidDomain() : Option.none())),
-    check: (pids, startTimeOf) =>
-      Effect.suspend(() => {
+    check: (pids, startTimeOf) => Effect.suspend(() => statesOf(probeLiveness(pids), startTimeOf)),
+    checkLiveness: (pids) =>
+      Effect.sync((): Liveness => {
         const alive = probeLiveness(pids)
-        switch (platform) {
-          case "linux":
-            return Effect.succeed(linuxStates(alive, startTimeOf))
-          case "darwin":
-            return psStates(alive, startTimeOf)
-          default:
-            return Effect.succeed(livenessOnly(alive))
+        return {
+          isAlive: (pid) => alive.get(pid) === true,
+          states: (pids, startTimeOf) =>
+            Effect.suspend(() => {
+              const asked = new Map<number, boolean>()
+              for (const pid of pids) asked.set(pid, alive.get(pid) === true)
+              return statesOf(asked, startTimeOf)
+            })
         }
       })
   }

@@ -15,6 +15,21 @@ export type ProcessState =
    */
   | { readonly _tag: "Alive"; readonly startTime: Option<string> }
 
+/** What one liveness pass found. Start times are read from it later, without signalling any pid again. */
+export interface Liveness {
+  /** Whether the pass found the pid alive (`kill(pid, 0)` succeeded or failed with EPERM). */
+  readonly isAlive: (pid: number) => boolean
+  /**
+   * The state of each of `pids`, which the pass checked: `Dead` when the pass found it dead, else
+   * alive, with a start time read now for those in `startTimeOf`. As in `check`, a pid whose start
+   * time cannot be read because it died meanwhile is `Dead`, never alive with an unknown start.
+   */
+  readonly states: (
+    pids: Iterable<number>,
+    startTimeOf: ReadonlySet<number>
+  ) => Effect<ReadonlyMap<number, ProcessState>>
+}
+
 export interface ProcessProbe {
   /**
    * This machine's pid domain (`linux:<machine-id>:<target of /proc/self/ns/pid>`), or none when it
@@ -30,6 +45,13 @@ export interface ProcessProbe {
     pids: Iterable<number>,
     startTimeOf: ReadonlySet<number>
   ) => Effect<ReadonlyMap<number, ProcessState>>
+  /**
+   * `check` in two steps: one `kill(pid, 0)` per distinct pid now, start times later from the
+   * result. A caller can then skip all its work for the dead pids (the registry's `list` reads no
+   * file whose pid is dead: such a record cannot be live) and still read start times only for the
+   * records that passed every other check.
+   */
+  readonly checkLiveness: (pids: Iterable<number>) => Effect<Liveness>
 }
 
 export const ProcessProbe = Context.GenericTag<ProcessProbe>("claude-peers/ProcessProbe")

@@ -42,30 +42,34 @@ export const Registry = Context.GenericTag<Registry>("claude-peers/Registry")
 /** Claude Code rewrites records in place; a read that caught a half-written file is retried once after this. */
 export const tornReadRetryMillis = 25
 
-/** Enough reads in flight to keep the I/O thread pool busy on two cores, not so many that memory grows with the registry. */
-const scanConcurrency = 16
-
 type FileReading =
   | { readonly _tag: "Verdict"; readonly verdict: Verdict }
   | { readonly _tag: "Record"; readonly reading: RecordReading }
 
+/** A read whose bytes did not parse: maybe Claude Code's in-place rewrite caught half way. */
+type FirstReading = FileReading | { readonly _tag: "Unparsable"; readonly reason: string }
+
 const describeFailure = (error: PlatformError): string =>
   error._tag === "SystemError" && error.reason === "NotFound" ? "it vanished during the scan" : error.message
+
+const unreadable = (error: PlatformError): FileReading => ({
+  _tag: "Verdict",
+  verdict: { _tag: "unreadable", reason: describeFailure(error) }
+})
+
+const notARecord: FileReading = { _tag: "Verdict", verdict: { _tag: "not_a_record" } }
 
 export const make = Effect.gen(function*() {
   const files = yield* Files
   const probe = yield* ProcessProbe
   const home = yield* ClaudeHome
-
-  const unreadable = (error: PlatformError): FileReading => ({
-    _tag: "Verdict",
-    verdict: { _tag: "unreadable", reason: describeFailure(error) }
-  })
+  const directory = home.sessionsDirectory
 
   /** One bounded read of a file that is (or was, a moment ago) regular, decoded as a record. */
-  const readOnce = (file: string, filePid: number) =>
-    files.readBounded(file, { maxBytes: maxRecordBytes, followLinks: true }).pipe(
-      Effect.map((read): FileReading | { readonly _tag: "Unparsable"; readonly reason: string } => {
+  const readOnce = (file: string, filePid: number): Effect.Effect<FirstReading> =>
+    Effect.match(files.readBounded(file, { maxBytes: maxRecordBytes, followLinks: true }), {
+      onFailure: unreadable,
+      onSuccess: (read): FirstReading => {
         switch (read._tag) {
           case "NotRegular":
             return { _tag: "Verdict", verdict: { _tag: "not_a_file", type: read.type } }
@@ -78,111 +82,125 @@ export const make = Effect.gen(function*() {
               : { _tag: "Record", reading: readRecord(json.right, filePid, file) }
           }
         }
-      }),
-      Effect.catchAll((error) => Effect.succeed(unreadable(error)))
-    )
+      }
+    })
 
-  const readFile = (file: string, filePid: number): Effect.Effect<FileReading> =>
-    readOnce(file, filePid).pipe(
-      Effect.flatMap((first) =>
-        first._tag !== "Unparsable"
-          ? Effect.succeed(first)
-          // A parse failure may be Claude Code's in-place rewrite caught half way: read once more.
-          : Effect.sleep(tornReadRetryMillis).pipe(
-            Effect.zipRight(readOnce(file, filePid)),
-            Effect.map((second): FileReading =>
-              second._tag !== "Unparsable" ? second : { _tag: "Verdict", verdict: { _tag: "malformed", reason: second.reason } }
-            )
-          )
-      )
-    )
-
-  const readEntry = (name: string, type: EntryType): Effect.Effect<FileReading & { readonly pid: number | null }> => {
-    const file = path.join(home.sessionsDirectory, name)
-    const filePid = pidOfFileName(name)
-    if (Option.isNone(filePid)) return Effect.succeed({ _tag: "Verdict", verdict: { _tag: "not_a_record" }, pid: null })
-    const pid = filePid.value
-    const withPid = (reading: FileReading) => ({ ...reading, pid })
-    if (type === "File") return Effect.map(readFile(file, pid), withPid)
+  const readEntry = (file: string, filePid: number, type: EntryType): Effect.Effect<FirstReading> => {
+    if (type === "File") return readOnce(file, filePid)
     // The directory already says what it is unless it is a link or the file system cannot tell:
     // only those are stat'ed, so that a FIFO or a device is never opened.
     if (type !== "SymbolicLink" && type !== "Unknown") {
-      return Effect.succeed({ _tag: "Verdict", verdict: { _tag: "not_a_file", type }, pid })
+      return Effect.succeed({ _tag: "Verdict", verdict: { _tag: "not_a_file", type } })
     }
-    return files.stat(file).pipe(
-      Effect.matchEffect({
-        onFailure: (error) => Effect.succeed(withPid(unreadable(error))),
-        onSuccess: (info) =>
-          info.type === "File"
-            ? Effect.map(readFile(file, pid), withPid)
-            : Effect.succeed(withPid({ _tag: "Verdict", verdict: { _tag: "not_a_file", type: info.type } }))
-      })
-    )
+    return Effect.matchEffect(files.stat(file), {
+      onFailure: (error) => Effect.succeed(unreadable(error)),
+      onSuccess: (info) =>
+        info.type === "File"
+          ? readOnce(file, filePid)
+          : Effect.succeed<FirstReading>({ _tag: "Verdict", verdict: { _tag: "not_a_file", type: info.type } })
+    })
   }
 
-  const inspect: Registry["inspect"] = Effect.gen(function*() {
-    const entries = yield* files.readDirectory(home.sessionsDirectory).pipe(
-      // A missing registry directory is an empty registry: no session has started yet.
-      Effect.catchIf(
-        (error) => error._tag === "SystemError" && error.reason === "NotFound",
-        () => Effect.succeed([])
+  /**
+   * Every `*.json` entry with its verdict; with `onlyLivePids`, only the entries whose file name is
+   * the pid of a live process. That is all `list` needs (a record whose pid is dead cannot be live,
+   * and a record naming another pid than its file's is `pid_mismatch`), and most records of a
+   * registry are stale: their files are then never opened. Either way each pid gets one `kill`, and
+   * a start time is read only for the records that passed every other check.
+   */
+  const scan = (onlyLivePids: boolean): Effect.Effect<Array<RegistryEntry>, PlatformError> =>
+    Effect.gen(function*() {
+      const entries = yield* files.readDirectory(directory).pipe(
+        // A missing registry directory is an empty registry: no session has started yet.
+        Effect.catchIf(
+          (error) => error._tag === "SystemError" && error.reason === "NotFound",
+          () => Effect.succeed([])
+        )
       )
-    )
-    const candidates = entries.filter((entry) => entry.name.endsWith(".json"))
-    const readings = yield* Effect.forEach(candidates, (entry) => readEntry(entry.name, entry.type), {
-      concurrency: scanConcurrency
-    })
-    const here = yield* probe.pidDomain
+      const records = entries.filter((entry) => entry.name.endsWith(".json"))
+      const filePids = records.map((entry) => Option.getOrNull(pidOfFileName(entry.name)))
+      const liveness = onlyLivePids
+        ? yield* probe.checkLiveness(filePids.filter((pid): pid is number => pid !== null))
+        : undefined
+      const candidates: Array<{ readonly file: string; readonly type: EntryType; readonly pid: number | null }> = []
+      records.forEach((entry, i) => {
+        const pid = filePids[i] ?? null
+        if (liveness !== undefined && (pid === null || !liveness.isAlive(pid))) return
+        candidates.push({ file: path.join(directory, entry.name), type: entry.type, pid })
+      })
 
-    const results: Array<RegistryEntry> = []
-    const pending: Array<{ readonly index: number; readonly session: Session; readonly procStart: string | null }> = []
-    candidates.forEach((entry, i) => {
-      const reading = readings[i]!
-      const file = path.join(home.sessionsDirectory, entry.name)
-      if (reading._tag === "Verdict") {
-        results.push({ file, verdict: reading.verdict, pid: reading.pid, sessionId: null, name: null })
-        return
+      // One file at a time: the Node layer's reads are synchronous (see `FilesNode`), and a fiber
+      // per file would cost more than the read itself.
+      const readings: Array<FirstReading> = yield* Effect.forEach(
+        candidates,
+        (c) => (c.pid === null ? Effect.succeed(notARecord) : readEntry(c.file, c.pid, c.type))
+      )
+      // Reads that did not parse are retried once, after one pause for all of them: a record
+      // rewritten in place is whole again within milliseconds, and n torn files must not cost n pauses.
+      const torn = readings.flatMap((reading, i) => (reading._tag === "Unparsable" ? [i] : []))
+      if (torn.length > 0) {
+        yield* Effect.sleep(tornReadRetryMillis)
+        yield* Effect.forEach(torn, (i) => {
+          const { file, pid } = candidates[i]!
+          return Effect.map(readOnce(file, pid!), (second) => {
+            readings[i] = second._tag !== "Unparsable"
+              ? second
+              : { _tag: "Verdict", verdict: { _tag: "malformed", reason: second.reason } }
+          })
+        }, { discard: true })
       }
-      const record = reading.reading
-      if (record._tag === "Rejected") {
-        results.push({ file, verdict: record.verdict, pid: reading.pid, sessionId: record.sessionId, name: record.name })
-        return
+      const here = yield* probe.pidDomain
+
+      const results: Array<RegistryEntry> = []
+      const pending: Array<{ readonly index: number; readonly session: Session; readonly procStart: string | null }> = []
+      candidates.forEach(({ file, pid }, i) => {
+        const reading = readings[i]!
+        if (reading._tag !== "Record") {
+          const verdict: Verdict = reading._tag === "Verdict" ? reading.verdict : { _tag: "malformed", reason: reading.reason }
+          results.push({ file, verdict, pid, sessionId: null, name: null })
+          return
+        }
+        const record = reading.reading
+        if (record._tag === "Rejected") {
+          results.push({ file, verdict: record.verdict, pid, sessionId: record.sessionId, name: record.name })
+          return
+        }
+        const { session } = record
+        const identity = { file, pid: session.pid, sessionId: session.sessionId, name: session.name }
+        // A pid of another machine or container cannot be checked here; where this machine's
+        // domain is unknown (macOS writes the bare `linux`) the check is skipped.
+        if (record.pidDomain !== null && Option.isSome(here) && record.pidDomain !== here.value) {
+          results.push({ ...identity, verdict: { _tag: "other_pid_domain", pidDomain: record.pidDomain, here: here.value } })
+          return
+        }
+        pending.push({ index: results.length, session, procStart: record.procStart })
+        results.push({ ...identity, verdict: { _tag: "dead" } })
+      })
+
+      // Processes are consulted only for records that passed every other check, once per pid.
+      const pids = pending.map((p) => p.session.pid)
+      const startTimeOf = new Set(pending.filter((p) => p.procStart !== null).map((p) => p.session.pid))
+      const states = liveness === undefined ? yield* probe.check(pids, startTimeOf) : yield* liveness.states(pids, startTimeOf)
+      for (const { index, procStart, session } of pending) {
+        const state = states.get(session.pid)
+        const entry = results[index]!
+        if (state === undefined || state._tag === "Dead") continue
+        // A start time that cannot be read proves nothing; one that differs proves the pid was reused.
+        if (procStart !== null && Option.isSome(state.startTime) && !sameStartTime(procStart, state.startTime.value)) {
+          results[index] = { ...entry, verdict: { _tag: "pid_reused", recorded: procStart, actual: state.startTime.value } }
+        } else {
+          results[index] = { ...entry, verdict: { _tag: "live", session } }
+        }
       }
-      const { session } = record
-      const identity = { file, pid: session.pid, sessionId: session.sessionId, name: session.name }
-      // A pid of another machine or container cannot be checked here; where this machine's
-      // domain is unknown (macOS writes the bare `linux`) the check is skipped.
-      if (record.pidDomain !== null && Option.isSome(here) && record.pidDomain !== here.value) {
-        results.push({ ...identity, verdict: { _tag: "other_pid_domain", pidDomain: record.pidDomain, here: here.value } })
-        return
-      }
-      pending.push({ index: results.length, session, procStart: record.procStart })
-      results.push({ ...identity, verdict: { _tag: "dead" } })
+      return results.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
     })
 
-    // Processes are consulted only for records that passed every other check, once per pid.
-    const states = yield* probe.check(
-      pending.map((p) => p.session.pid),
-      new Set(pending.filter((p) => p.procStart !== null).map((p) => p.session.pid))
-    )
-    for (const { index, procStart, session } of pending) {
-      const state = states.get(session.pid)
-      const entry = results[index]!
-      if (state === undefined || state._tag === "Dead") continue
-      // A start time that cannot be read proves nothing; one that differs proves the pid was reused.
-      if (procStart !== null && Option.isSome(state.startTime) && !sameStartTime(procStart, state.startTime.value)) {
-        results[index] = { ...entry, verdict: { _tag: "pid_reused", recorded: procStart, actual: state.startTime.value } }
-      } else {
-        results[index] = { ...entry, verdict: { _tag: "live", session } }
-      }
-    }
-    return results.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
-  })
+  const inspect: Registry["inspect"] = scan(false)
 
   const liveSessions = (entries: ReadonlyArray<RegistryEntry>): Array<Session> =>
     entries.flatMap((entry) => (entry.verdict._tag === "live" ? [entry.verdict.session] : [])).sort((a, b) => a.pid - b.pid)
 
-  const list: Registry["list"] = Effect.map(inspect, liveSessions)
+  const list: Registry["list"] = Effect.map(scan(true), liveSessions)
 
   const resolve: Registry["resolve"] = (query) =>
     Effect.gen(function*() {

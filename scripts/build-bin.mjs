@@ -1,0 +1,177 @@
+/**
+ * Bundles the command into one minified file, `dist/claude-peers.cjs`, which `bin/claude-peers.js`
+ * loads through `vm.Script` with V8 code caches. The library entries stay as `tsc` output; this
+ * file is only the command.
+ *
+ * Three rules earn their place here:
+ * - Start-up is the product's speed for `list --json` in a status line, and with this stack it is
+ *   dominated by how much code is read, compiled and initialized. Barrel imports (`import { Effect }
+ *   from "effect"`, `import { Command } from "@effect/cli"`) defeat tree shaking: they keep `Stream`,
+ *   `PubSub`, `Micro`, `FastCheck`, and `@effect/cli`'s YAML/TOML/INI parsers (about 480 KB of 860).
+ *   The sources keep the barrels (they read better and the library output is unaffected); the
+ *   bundle rewrites them into the deep imports they stand for, from the barrels' own re-exports.
+ * - `list` must not pay for the command-line parser. The entry (`src/cli/bin.ts`) only picks a
+ *   part: `PlainList.ts` for the plain `list` spellings, `CommandLine.ts` for everything else. Each
+ *   part is bundled whole and on its own (a shared bundle would wrap every module in a lazy
+ *   initializer and make `list` compile and initialize more), and kept as its own section of the
+ *   file, so that the loader reads, compiles and caches only the part a run uses.
+ * - Every section is one CommonJS function expression, `(function (exports, require, module,
+ *   __filename, __dirname) {…})`: `vm.Script` compiles scripts, not ES modules, and a script is what
+ *   a code cache can be produced for and checked against. The file's second line indexes them:
+ *   `// {"entry":[start,end,lineOffset],"claude-peers:plain-list":[…],"claude-peers:command-line":[…]}`.
+ *
+ * `node scripts/build-bin.mjs --analyze` also prints what dominates each part. For profiling,
+ * `OUT=file` writes elsewhere and `NOMINIFY=1` keeps the names.
+ */
+import * as esbuild from "esbuild"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const outfile = process.env.OUT ?? path.join(root, "dist", "claude-peers.cjs")
+const analyze = process.argv.includes("--analyze")
+
+/** The barrels whose named imports are rewritten into deep ones. */
+const barrels = ["effect", "@effect/cli", "@effect/platform", "@effect/platform-node"]
+
+/**
+ * What each name of a barrel stands for, read from the barrel itself: `export * as Effect from
+ * "./Effect.js"` is a namespace, `export { pipe } from "./Function.js"` a named re-export. A name
+ * not found here leaves its import statement as written, so the rewrite can only narrow a bundle,
+ * never change what a name means.
+ */
+const barrelExports = (pkg) => {
+  const index = fs.readFileSync(path.join(root, "node_modules", pkg, "dist", "esm", "index.js"), "utf8")
+  const names = new Map()
+  for (const [, name, file] of index.matchAll(/export \* as (\w+) from "\.\/([\w/]+)\.js"/g)) {
+    names.set(name, { kind: "namespace", module: `${pkg}/${file}` })
+  }
+  for (const [, list, file] of index.matchAll(/export \{([^}]*)\} from "\.\/([\w/]+)\.js"/g)) {
+    for (const name of list.split(",").map((s) => s.trim()).filter(Boolean)) {
+      if (/^\w+$/.test(name)) names.set(name, { kind: "named", module: `${pkg}/${file}` })
+    }
+  }
+  return names
+}
+
+const exportsOf = new Map(barrels.map((pkg) => [pkg, barrelExports(pkg)]))
+
+const importStatement = /import\s*\{([^}]*)\}\s*from\s*"(effect|@effect\/cli|@effect\/platform|@effect\/platform-node)"\s*;?/g
+
+/** `import { A, type B, c } from "effect"` → `import * as A from "effect/A"; import { c } from "effect/Function"`. */
+const deepImports = (source) =>
+  source.replace(importStatement, (statement, list, pkg) => {
+    const known = exportsOf.get(pkg)
+    const specifiers = list.split(",").map((s) => s.trim()).filter(Boolean).filter((s) => !s.startsWith("type "))
+    const parsed = specifiers.map((s) => {
+      const [, name, alias] = /^(\w+)(?:\s+as\s+(\w+))?$/.exec(s) ?? []
+      return { name, local: alias ?? name, target: name === undefined ? undefined : known.get(name) }
+    })
+    if (parsed.some((p) => p.target === undefined)) return statement
+    return parsed
+      .map((p) =>
+        p.target.kind === "namespace"
+          ? `import * as ${p.local} from "${p.target.module}";`
+          : `import { ${p.name} as ${p.local} } from "${p.target.module}";`
+      )
+      .join(" ")
+  })
+
+const deepImportsPlugin = {
+  name: "deep-imports",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async (args) => {
+      const source = await fs.promises.readFile(args.path, "utf8")
+      return { contents: deepImports(source), loader: "ts" }
+    })
+  }
+}
+
+/** The entry's two dynamic imports become requests for the two parts, which the loader finds in the file. */
+const parts = {
+  "./PlainList.js": { id: "claude-peers:plain-list", entry: "src/cli/PlainList.ts" },
+  "./CommandLine.js": { id: "claude-peers:command-line", entry: "src/cli/CommandLine.ts" }
+}
+
+const partsPlugin = {
+  name: "parts",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/(PlainList|CommandLine)\.js$/ }, (args) => ({ path: parts[args.path].id, external: true }))
+  }
+}
+
+const bundle = (entry, plugins) =>
+  esbuild.build({
+    absWorkingDir: root,
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    outfile: "part.cjs",
+    minify: process.env.NOMINIFY === undefined,
+    platform: "node",
+    target: "node20",
+    format: "cjs",
+    // ESM builds of the dependencies tree-shake; their CommonJS builds do not.
+    mainFields: ["module", "main"],
+    conditions: ["import"],
+    // A script compiled by `vm.Script` has no module loader behind it: `import()` must be `require`.
+    supported: { "dynamic-import": false },
+    legalComments: "none",
+    metafile: true,
+    plugins: [deepImportsPlugin, ...plugins],
+    logLevel: "warning"
+  })
+
+const [dispatcher, ...built] = await Promise.all([
+  bundle("src/cli/bin.ts", [partsPlugin]),
+  ...Object.values(parts).map((part) => bundle(part.entry, []))
+])
+
+/**
+ * Each part is a whole bundle with its own copy of what it uses, kept as its own function
+ * expression at byte offsets the file's header lists. The loader compiles the entry, then only the
+ * part the entry asks for, each with its own code cache: `list` never reads, compiles or
+ * initializes the command-line parser, and a cache written by `list` does not grow with it.
+ */
+// A hashbang is only valid on a file's first line.
+const text = (result) => result.outputFiles[0].text.replace(/^#!.*\n/, "")
+const wrap = (code) => `(function (exports, require, module, __filename, __dirname) {\n${code}})\n`
+const sections = [["entry", wrap(text(dispatcher))], ...Object.values(parts).map((part, i) => [part.id, wrap(text(built[i]))])]
+const headerBytes = 512
+const title = "// claude-peers command: an entry and the parts it loads, each a function expression at the offsets below\n"
+const index = {}
+let offset = headerBytes
+let line = 2
+for (const [id, code] of sections) {
+  if (!/^[\x00-\x7f]*$/.test(code)) throw new Error(`${id}: the bundle must be ASCII, so that its byte offsets are character offsets`)
+  index[id] = [offset, offset + code.length, line]
+  offset += code.length
+  line += code.split("\n").length - 1
+}
+const indexLine = `// ${JSON.stringify(index)}`
+const padding = headerBytes - title.length - indexLine.length - 1
+if (padding < 0) throw new Error("the bundle's header outgrew its bytes")
+const source = title + indexLine + " ".repeat(padding) + "\n" + sections.map(([, code]) => code).join("")
+// Renamed into place: a command running meanwhile reads the old file or the new one, never half of one.
+fs.mkdirSync(path.dirname(outfile), { recursive: true })
+const temporary = `${outfile}.${process.pid}.tmp`
+fs.writeFileSync(temporary, source)
+fs.renameSync(temporary, outfile)
+
+if (analyze) {
+  for (const [name, result] of [["entry", dispatcher], ...Object.keys(parts).map((key, i) => [key, built[i]])]) {
+    const output = Object.values(result.metafile.outputs)[0]
+    console.log(`${name}: ${(output.bytes / 1024).toFixed(0)} KiB`)
+    const byPackage = new Map()
+    for (const [file, input] of Object.entries(output.inputs)) {
+      const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file)
+      const key = match === null ? "(claude-peers)" : match[1]
+      byPackage.set(key, (byPackage.get(key) ?? 0) + input.bytesInOutput)
+    }
+    for (const [pkg, bytes] of [...byPackage].sort((a, b) => b[1] - a[1])) console.log(`${String(bytes).padStart(8)}  ${pkg}`)
+    const largest = Object.entries(output.inputs).sort((a, b) => b[1].bytesInOutput - a[1].bytesInOutput).slice(0, 12)
+    for (const [file, input] of largest) console.log(`${String(input.bytesInOutput).padStart(8)}    ${file}`)
+  }
+}
+console.log(`${path.relative(root, outfile)}: ${(Buffer.byteLength(source) / 1024).toFixed(0)} KiB`)
