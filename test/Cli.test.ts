@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { runCli } from "./support/cli.js"
+import { spawn, spawnSync } from "node:child_process"
+import { binPath, runCli } from "./support/cli.js"
 import { recordText } from "./support/records.js"
 import { killAndReap, startSleeper, startTimeOf } from "./support/worlds.js"
 
@@ -122,6 +123,64 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
     expect(runCli(["--claude-home", home, "resolve", "sess-a", "--name", "alpha"]).status).toBe(2)
   })
 
+  it("usage errors with --json also print the contract's error shape on stdout; an empty --claude-home is one", () => {
+    const cases: Array<Array<string>> = [
+      ["--claude-home", home, "resolve", "--json"],
+      ["--claude-home", home, "settings", "set", "maybe", "--json"],
+      ["--claude-home", home, "settings", "set", "hold", "--expect-revision", "not-a-revision", "--json"],
+      ["--claude-home", home, "watch", "--interval", "0", "--json"],
+      ["--claude-home", home, "list", "--bogus", "--json"],
+      ["--claude-home", "", "list", "--json"]
+    ]
+    for (const args of cases) {
+      const run = runCli(args)
+      expect(run.status, args.join(" ")).toBe(2)
+      const error = JSON.parse(run.stdout) as { error: { reason: string; message: string } }
+      expect(error.error.reason, args.join(" ")).toBe("usage")
+      expect(error.error.message.length).toBeGreaterThan(0)
+    }
+    const empty = path.join(tmp, "cwd-for-empty-home")
+    fs.mkdirSync(empty)
+    const run = spawnSync(process.execPath, [binPath, "--claude-home", "", "settings", "set", "hold"], { cwd: empty, encoding: "utf8" })
+    expect(run.status).toBe(2)
+    expect(fs.readdirSync(empty)).toEqual([])
+  })
+
+  it("SIGTERM ends a waiting update with 143 and nothing written; it ends watch with 0", async () => {
+    const held = makeHome({})
+    // A live holder's lock (this test process): the update waits for it.
+    const ownStart = startTimeOf(process.pid)
+    fs.writeFileSync(path.join(held, ".settings.json.claude-peers.lock"), `${process.pid} ${ownStart}\n`)
+    /** Sends SIGTERM once the command has printed something (its handlers are in place), or after `after` ms. */
+    const exitOf = (homeDir: string, args: Array<string>, after: number) =>
+      new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [binPath, "--claude-home", homeDir, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+        let stdout = ""
+        let stderr = ""
+        const term = () => child.kill("SIGTERM")
+        child.stdout.on("data", (d) => {
+          stdout += d
+          term()
+        })
+        child.stderr.on("data", (d) => (stderr += d))
+        setTimeout(term, after)
+        child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr }))
+      })
+    const update = await exitOf(held, ["settings", "set", "hold"], 1500)
+    // 143 once the command is running; killed by the signal itself if it had not started yet.
+    expect(update.code === 143 || update.signal === "SIGTERM").toBe(true)
+    expect(update.code).not.toBe(0)
+    expect(fs.existsSync(path.join(held, "settings.json"))).toBe(false)
+
+    const watched = makeHome({
+      [`${a.pid}.json`]: recordText(a.pid, { procStart: a.procStart, sessionId: "sess-a", name: "alpha" })
+    })
+    const watch = await exitOf(watched, ["watch", "--json"], 20_000)
+    expect(JSON.parse(watch.stdout.split("\n")[0]!)).toMatchObject({ type: "appeared", session: { pid: a.pid } })
+    expect(watch.code).toBe(0)
+    expect(watch.stderr).toBe("")
+  })
+
   it("the Claude home: --claude-home, then CLAUDE_CONFIG_DIR, then ~/.claude", () => {
     const other = makeHome({})
     const fakeUser = path.join(tmp, "user")
@@ -152,18 +211,25 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
   })
 
   it("human output never echoes a record's control characters", () => {
-    const evil = "\u001b]0;pwned\u0007\u001b[2J\r\u009b31m\u202eevil"
+    const evil = "\u001b]0;pwned\u0007\u001b[2J\r\u009b31m\u202e\u2066evil"
     const hostile = makeHome({
       [`${a.pid}.json`]: recordText(a.pid, { procStart: a.procStart, sessionId: `s\u001b[1m`, name: evil, cwd: `/tmp/\u0007x`, status: "\u001b[5mblink" }),
       [`${c.pid}.json`]: recordText(c.pid, { procStart: "0", sessionId: "dead\u001b[31m", name: evil })
     })
-    for (const args of [["list"], ["inspect"], ["resolve", "--name", evil], ["resolve", "dead\u001b[31m"]]) {
+    const cases: Array<[Array<string>, string]> = [
+      [["list"], "evil"],
+      [["inspect"], "evil"],
+      [["resolve", "--name", evil], "evil"],
+      [["resolve", "dead\u001b[31m"], "pid reused"]
+    ]
+    for (const [args, shown] of cases) {
       const run = runCli(["--claude-home", hostile, ...args])
-      // eslint-disable-next-line no-control-regex
-      const control = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/
+      const control = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/
       expect(run.stdout, args.join(" ")).not.toMatch(control)
       expect(run.stderr, args.join(" ")).not.toMatch(control)
-      expect(run.stdout + run.stderr).toMatch(/evil|dead/)
+      expect(run.stdout + run.stderr, args.join(" ")).toContain(shown)
+      // The escapes are shown, not dropped: the reader sees that something was there.
+      expect(run.stdout + run.stderr, args.join(" ")).toMatch(/\\u\{1b\}|\\u001b/)
     }
     // JSON output escapes them as JSON does, and keeps the exact text.
     const json = JSON.parse(runCli(["--claude-home", hostile, "list", "--json"]).stdout) as Array<{ name: string }>

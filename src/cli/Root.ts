@@ -3,6 +3,7 @@
  * provides the Node layers; each subcommand lives in its own file.
  */
 import { Command, Options } from "@effect/cli"
+import { Option } from "effect"
 import { layerNode } from "../layers/Node.js"
 import { inspectCommand } from "./inspect.js"
 import { listCommand } from "./list.js"
@@ -11,6 +12,8 @@ import { settingsCommand } from "./settings.js"
 import { watchCommand } from "./watch.js"
 
 const claudeHome = Options.text("claude-home").pipe(
+  // An empty directory would silently become the current one, and a settings update would write there.
+  Options.filterMap((dir) => (dir.length > 0 ? Option.some(dir) : Option.none()), "--claude-home needs a directory, not an empty string"),
   Options.withDescription("the Claude home (default: $CLAUDE_CONFIG_DIR, then ~/.claude)"),
   Options.optional
 )

@@ -34,6 +34,12 @@ const value = Args.choice(inboundPolicies.map((policy): [string, InboundPolicy] 
   .pipe(Args.withDescription("accept, hold or refuse"))
 
 const expectRevision = Options.text("expect-revision").pipe(
+  // A revision is 64 lowercase hex digits; uppercase is the same revision, anything else is a
+  // mistyped argument (exit 2), not another writer's change (exit 5).
+  Options.filterMap((rev) => {
+    const lower = rev.trim().toLowerCase()
+    return /^[0-9a-f]{64}$/.test(lower) ? Option.some(lower) : Option.none()
+  }, "--expect-revision must be a revision from `settings get`: 64 hexadecimal digits"),
   Options.withDescription("fail with exit 5 unless the file is still at this revision (from `settings get`)"),
   Options.optional
 )

@@ -16,7 +16,11 @@ import { terminalSafe } from "./Text.js"
 
 const interval = Options.integer("interval").pipe(
   // A zero or negative interval would re-read the registry in a busy loop.
-  Options.filterMap((ms) => (ms > 0 ? Option.some(ms) : Option.none()), "--interval must be a positive number of milliseconds"),
+  // Past 2^31 - 1 ms a timer fires at once or never, depending on the runtime: dead sessions would go unreported.
+  Options.filterMap(
+    (ms) => (ms > 0 && ms <= 2147483647 ? Option.some(ms) : Option.none()),
+    "--interval must be a positive number of milliseconds, at most 2147483647"
+  ),
   Options.withDefault(defaultIntervalMillis),
   Options.withDescription("how often, in ms, live sessions are re-checked for a process that died without touching its file")
 )

@@ -60,6 +60,9 @@ export const defaultDebounceMillis = 75
  */
 export const rereadEveryIntervals = 30
 
+/** How often an absent registry directory is looked for (at most; never less often than the interval). */
+export const directoryPollMillis = 200
+
 /** Verdicts that a write in progress or a removal in progress can produce: worth one more look. */
 const inconclusive: ReadonlySet<VerdictName> = new Set(["malformed", "unreadable"])
 
@@ -151,18 +154,22 @@ const coalesceWithin = (window: Duration.Duration) => <A, E, R>(self: Stream.Str
  * A notification for every change in the registry directory, across its absence, removal and
  * re-creation; it never ends, and fails only when the directory cannot be watched for another
  * reason than being absent. Also one when a watch begins (files may have been written before it
- * did) and one when it ends (the directory was removed, and its sessions with it). Once the watch
- * has ended, the directory is looked for every interval, so that a watch that keeps ending cannot
- * spin.
+ * did) and one when it ends (the directory was removed, and its sessions with it). While the
+ * directory is absent, or once its watch has ended, it is looked for every `directoryPollMillis`
+ * (or every interval, when that is shorter): a file written into a directory created late must be
+ * reported within 500 ms like any other, a stat costs next to nothing, and the pause keeps a watch
+ * that keeps ending from spinning.
  */
-const directoryChanges = (files: Files, directory: string, interval: Duration.Duration): Stream.Stream<void, PlatformError> =>
-  Stream.unwrap(
+const directoryChanges = (files: Files, directory: string, interval: Duration.Duration): Stream.Stream<void, PlatformError> => {
+  const lookAgain = Schedule.spaced(Duration.min(interval, Duration.millis(directoryPollMillis)))
+  return Stream.unwrap(
     Effect.as(files.stat(directory), Stream.merge(Stream.succeed(undefined), Stream.as(files.watch(directory), undefined)))
   ).pipe(
     Stream.concat(Stream.succeed(undefined)),
-    Stream.repeat(Schedule.spaced(interval)),
-    Stream.retry(Schedule.spaced(interval).pipe(Schedule.whileInput(isNotFound)))
+    Stream.repeat(lookAgain),
+    Stream.retry(lookAgain.pipe(Schedule.whileInput(isNotFound)))
   )
+}
 
 /**
  * The live sessions as a stream of changes: first one `appeared` per live session, sorted by pid,
