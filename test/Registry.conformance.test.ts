@@ -118,18 +118,21 @@ const suite = (name: string, makeWorld: () => World) =>
 
     it("too_large: more than 256 KiB, even when the JSON is a valid live record", withWorld(async (world) => {
       const proc = world.spawn()
+      const other = world.spawn()
       const padding = "x".repeat(300 * 1024)
       world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime, padding }))
-      const exact = recordText(proc.pid + 1, {})
-      world.write(`${proc.pid + 1}.json`, exact + " ".repeat(256 * 1024 - exact.length))
-      const entries = await inspect(world)
-      expect(entries[0]!.verdict._tag).toBe("too_large")
-      expect(entries[1]!.verdict._tag).not.toBe("too_large")
+      // Exactly 256 KiB is still read, and is a live record.
+      const exact = recordText(other.pid, { procStart: other.startTime })
+      world.write(`${other.pid}.json`, exact + " ".repeat(256 * 1024 - exact.length))
+      const verdicts = new Map((await inspect(world)).map((e) => [e.pid, e.verdict._tag]))
+      expect(verdicts.get(proc.pid)).toBe("too_large")
+      expect(verdicts.get(other.pid)).toBe("live")
     }))
 
     it("unreadable: a dangling link (the file vanished)", withWorld(async (world) => {
       world.symlink(path.join(world.sessions, "gone.txt"), "104.json")
-      expect(await verdictOf(world, "104.json")).toBe("unreadable")
+      const [entry] = await inspect(world)
+      expect(entry!.verdict).toEqual({ _tag: "unreadable", reason: "the link points to nothing" })
     }))
 
     it("malformed: not JSON, a byte-order mark, invalid UTF-8, not an object, sessionId or pid of the wrong type", withWorld(async (world) => {
@@ -335,6 +338,19 @@ const suite = (name: string, makeWorld: () => World) =>
       expect(Exit.isSuccess(exit) && exit.value.pid).toBe(a.pid)
     }))
   })
+
+describe("registry: checks the OS cannot play as root (memory layers)", () => {
+  it("a file that cannot be read is unreadable, unless it is too large: too_large comes first", async () => {
+    const world = makeMemoryWorld()
+    const proc = world.spawn()
+    world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime, padding: "x".repeat(300 * 1024) }))
+    world.files.setUnreadable(`${world.sessions}/${proc.pid}.json`)
+    world.write("77.json", recordText(77))
+    world.files.setUnreadable(`${world.sessions}/77.json`)
+    const entries = await Effect.runPromise(Effect.provide(Effect.flatMap(Registry, (r) => r.inspect), world.layer))
+    expect(entries.map((e) => [e.pid, e.verdict._tag])).toEqual([[proc.pid, "too_large"], [77, "unreadable"]])
+  })
+})
 
 suite("memory", makeMemoryWorld)
 suite("node", makeNodeWorld)

@@ -15,7 +15,7 @@ import type { RecordReading } from "../domain/Record.js"
 import type { Session } from "../domain/Session.js"
 import { describeVerdict, type EntryType, type RegistryEntry, type Verdict } from "../domain/Verdict.js"
 import { ClaudeHome } from "./ClaudeHome.js"
-import { Files } from "./Files.js"
+import { type BoundedRead, Files } from "./Files.js"
 import { ProcessProbe } from "./ProcessProbe.js"
 
 /** Which session to resolve: by session id, or by its registry name (the cross-session address). */
@@ -59,30 +59,48 @@ const unreadable = (error: PlatformError): FileReading => ({
 
 const notARecord: FileReading = { _tag: "Verdict", verdict: { _tag: "not_a_record" } }
 
+/** What one bounded read's bytes say, before any process is consulted. */
+const decodeRead = (read: BoundedRead, file: string, filePid: number): FirstReading => {
+  switch (read._tag) {
+    case "NotRegular":
+      return { _tag: "Verdict", verdict: { _tag: "not_a_file", type: read.type } }
+    case "TooLarge":
+      return { _tag: "Verdict", verdict: { _tag: "too_large", size: read.size } }
+    case "Read": {
+      const json = parseRecordJson(read.bytes)
+      return json._tag === "Left"
+        ? { _tag: "Unparsable", reason: json.left }
+        : { _tag: "Record", reading: readRecord(json.right, filePid, file) }
+    }
+  }
+}
+
 export const make = Effect.gen(function*() {
   const files = yield* Files
   const probe = yield* ProcessProbe
   const home = yield* ClaudeHome
   const directory = home.sessionsDirectory
 
+  /**
+   * A failed read is `unreadable` only when the earlier checks still pass: an unreadable file of
+   * more than 256 KiB is `too_large`, as the contract orders them (the stat needs no read permission).
+   */
+  const readFailure = (file: string, error: PlatformError): Effect.Effect<FirstReading> =>
+    Effect.match(files.stat(file), {
+      onFailure: () => unreadable(error),
+      onSuccess: (info): FirstReading =>
+        info.type !== "File"
+          ? { _tag: "Verdict", verdict: { _tag: "not_a_file", type: info.type } }
+          : info.size > maxRecordBytes
+          ? { _tag: "Verdict", verdict: { _tag: "too_large", size: info.size } }
+          : unreadable(error)
+    })
+
   /** One bounded read of a file that is (or was, a moment ago) regular, decoded as a record. */
   const readOnce = (file: string, filePid: number): Effect.Effect<FirstReading> =>
-    Effect.match(files.readBounded(file, { maxBytes: maxRecordBytes, followLinks: true }), {
-      onFailure: unreadable,
-      onSuccess: (read): FirstReading => {
-        switch (read._tag) {
-          case "NotRegular":
-            return { _tag: "Verdict", verdict: { _tag: "not_a_file", type: read.type } }
-          case "TooLarge":
-            return { _tag: "Verdict", verdict: { _tag: "too_large", size: read.size } }
-          case "Read": {
-            const json = parseRecordJson(read.bytes)
-            return json._tag === "Left"
-              ? { _tag: "Unparsable", reason: json.left }
-              : { _tag: "Record", reading: readRecord(json.right, filePid, file) }
-          }
-        }
-      }
+    Effect.matchEffect(files.readBounded(file, { maxBytes: maxRecordBytes, followLinks: true }), {
+      onFailure: (error) => readFailure(file, error),
+      onSuccess: (read) => Effect.succeed(decodeRead(read, file, filePid))
     })
 
   const readEntry = (file: string, filePid: number, type: EntryType): Effect.Effect<FirstReading> => {
@@ -93,7 +111,12 @@ export const make = Effect.gen(function*() {
       return Effect.succeed({ _tag: "Verdict", verdict: { _tag: "not_a_file", type } })
     }
     return Effect.matchEffect(files.stat(file), {
-      onFailure: (error) => Effect.succeed(unreadable(error)),
+      onFailure: (error) =>
+        Effect.succeed(
+          type === "SymbolicLink" && error._tag === "SystemError" && error.reason === "NotFound"
+            ? { _tag: "Verdict", verdict: { _tag: "unreadable", reason: "the link points to nothing" } }
+            : unreadable(error)
+        ),
       onSuccess: (info) =>
         info.type === "File"
           ? readOnce(file, filePid)
