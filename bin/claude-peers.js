@@ -217,8 +217,27 @@ if (bundle !== null) {
   // Once the command is done and nothing is left to write, exit at once: a natural exit also
   // frees the heap piece by piece first, a few milliseconds of a run this short. (Output still
   // buffered, as on a slow pipe on macOS, keeps the natural exit, which waits for it.)
+  // Only a stream the command created can hold output: asking an uncreated one would create it,
+  // which for a pipe loads \`net\` and the streams (several ms), only to find it empty.
+  const created = new Set()
+  for (const name of ["stdout", "stderr"]) {
+    const property = Object.getOwnPropertyDescriptor(process, name)
+    if (property === undefined || typeof property.get !== "function" || property.configurable !== true) {
+      created.add(name)
+      continue
+    }
+    Object.defineProperty(process, name, {
+      configurable: true,
+      enumerable: property.enumerable,
+      get() {
+        created.add(name)
+        return property.get.call(this)
+      }
+    })
+  }
+  const pending = (name) => created.has(name) && process[name].writableLength > 0
   process.once("beforeExit", () => {
-    if (process.stdout.writableLength === 0 && process.stderr.writableLength === 0) process.exit()
+    if (!pending("stdout") && !pending("stderr")) process.exit()
   })
   run(bundle)
 } else {

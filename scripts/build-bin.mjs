@@ -88,6 +88,39 @@ const deepImportsPlugin = {
   }
 }
 
+/**
+ * Effect's logger module reads `process.stdout` when it is initialized, to pick the pretty logger's
+ * colors. Reading it creates the stream: for a pipe that loads `net` and the streams, about 8 ms
+ * of a `list` run that prints with `fs.writeSync` and never uses the pretty logger. The three
+ * constants become functions, computed when a pretty logger is made. The text is matched exactly:
+ * another version of the module fails the build rather than bundle unpatched.
+ */
+const stdoutProbes = [
+  'const hasProcessStdout = typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null;',
+  "const processStdoutIsTTY = hasProcessStdout && process.stdout.isTTY === true;",
+  'const hasProcessStdoutOrDeno = hasProcessStdout || "Deno" in globalThis;'
+]
+
+const lazyStdoutPlugin = {
+  name: "lazy-stdout",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]esm[\\/]internal[\\/]logger\.js$/ }, async (args) => {
+      let source = await fs.promises.readFile(args.path, "utf8")
+      for (const line of stdoutProbes) {
+        if (!source.includes(line)) throw new Error(`${args.path}: expected \`${line}\``)
+        source = source.replace(line, "")
+      }
+      source = source.replace(/\b(hasProcessStdout|processStdoutIsTTY|hasProcessStdoutOrDeno)\b/g, "$1()")
+      source += `
+function hasProcessStdout() { return typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null }
+function processStdoutIsTTY() { return hasProcessStdout() && process.stdout.isTTY === true }
+function hasProcessStdoutOrDeno() { return hasProcessStdout() || "Deno" in globalThis }
+`
+      return { contents: source, loader: "js" }
+    })
+  }
+}
+
 /** The entry's two dynamic imports become requests for the two parts, which the loader finds in the file. */
 const parts = {
   "./PlainList.js": { id: "claude-peers:plain-list", entry: "src/cli/PlainList.ts" },
@@ -119,7 +152,7 @@ const bundle = (entry, plugins) =>
     supported: { "dynamic-import": false },
     legalComments: "none",
     metafile: true,
-    plugins: [deepImportsPlugin, ...plugins],
+    plugins: [deepImportsPlugin, lazyStdoutPlugin, ...plugins],
     logLevel: "warning"
   })
 

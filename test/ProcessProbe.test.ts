@@ -10,7 +10,13 @@ import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import { vi } from "vitest"
 import { makeMemoryProcesses, layerMemory } from "../src/layers/ProcessProbeMemory.js"
-import { makeNode, parseProcStatStartTime, parsePsLstart } from "../src/layers/ProcessProbeNode.js"
+import {
+  listingThreshold,
+  makeNode,
+  parseProcStatStartTime,
+  parsePsLstart,
+  procListsEveryProcess
+} from "../src/layers/ProcessProbeNode.js"
 import { ProcessProbe, type ProcessState } from "../src/services/ProcessProbe.js"
 
 /** What the suite needs from the world beneath the probe. */
@@ -408,6 +414,95 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
     }))
 })
 
+describe.runIf(isLinux)("ProcessProbe node, Linux: large checks list /proc once", () => {
+  const children = makeChildren()
+  afterAll(children.killAll)
+  const kills = countSignalZero()
+  const probe = makeNode("linux")
+  // Whether this machine's /proc can be trusted (no hidepid, our pid namespace): the probe then
+  // signals only the pids it lists; otherwise it falls back to one kill per pid, and so do these tests.
+  const trusted = procListsEveryProcess(fs.readFileSync("/proc/self/mountinfo", "utf8")) &&
+    fs.readlinkSync("/proc/self") === String(process.pid)
+
+  /** `count` pids that no process has now: the highest below pid_max that /proc does not list. */
+  const unusedPids = (count: number): Array<number> => {
+    const pidMax = Number(fs.readFileSync("/proc/sys/kernel/pid_max", "utf8"))
+    const pids: Array<number> = []
+    for (let pid = pidMax - 1; pids.length < count && pid > 1; pid--) {
+      if (!fs.existsSync(`/proc/${pid}`)) pids.push(pid)
+    }
+    return pids
+  }
+
+  const killsDuring = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.gen(function*() {
+      const before = kills()
+      const result = yield* effect
+      return [result, kills() - before] as const
+    })
+
+  it.live("a live child, this process and pid 1 are alive, a killed child and unused pids dead, among more than the threshold", () =>
+    Effect.gen(function*() {
+      const live = yield* children.spawn()
+      const gone = yield* children.spawn()
+      yield* children.kill(gone)
+      const unused = unusedPids(listingThreshold + 36)
+      const pids = [...unused.slice(0, 50), live, gone, process.pid, 1, live, ...unused.slice(50)]
+      expect(pids.length).toBeGreaterThan(listingThreshold)
+      const [states, signalled] = yield* killsDuring(probe.check(pids, new Set([live, gone])))
+      expect(states.get(live)).toEqual(alive(procStatField22(live)))
+      expect(states.get(process.pid)).toEqual(alive())
+      expect(states.get(1)).toEqual(alive())
+      expect(states.get(gone)).toEqual(dead)
+      for (const pid of unused) expect(states.get(pid)).toEqual(dead)
+      expect(states.size).toBe(new Set(pids).size)
+      // Listed: only the three live pids are signalled (the killed child was reaped before the listing).
+      expect(signalled).toBe(trusted ? 3 : new Set(pids).size)
+      yield* children.kill(live)
+    }))
+
+  it.live("checkLiveness takes the same path, and states reads start times only for live pids", () =>
+    Effect.gen(function*() {
+      const live = yield* children.spawn()
+      const gone = yield* children.spawn()
+      yield* children.kill(gone)
+      const unused = unusedPids(listingThreshold)
+      const pids = [live, gone, ...unused]
+      const [liveness, signalled] = yield* killsDuring(probe.checkLiveness(pids))
+      expect(signalled).toBe(trusted ? 1 : pids.length)
+      expect(liveness.isAlive(live)).toBe(true)
+      expect(liveness.isAlive(gone)).toBe(false)
+      expect(unused.some(liveness.isAlive)).toBe(false)
+      const [states, again] = yield* killsDuring(liveness.states([live, gone], new Set([live, gone])))
+      expect(again).toBe(0)
+      expect(states).toEqual(new Map([[live, alive(procStatField22(live))], [gone, dead]]))
+      yield* children.kill(live)
+    }))
+
+  it.live("at most the threshold: one kill per distinct pid, dead ones included", () =>
+    Effect.gen(function*() {
+      const live = yield* children.spawn()
+      const unused = unusedPids(listingThreshold - 1)
+      const small = [live, ...unused]
+      expect(small.length).toBe(listingThreshold)
+      const [states, signalled] = yield* killsDuring(probe.check(small, new Set()))
+      expect(signalled).toBe(listingThreshold)
+      expect(states.get(live)).toEqual(alive())
+      for (const pid of unused) expect(states.get(pid)).toEqual(dead)
+      yield* children.kill(live)
+    }))
+
+  it.live("a thread id is alive to a small check and, knowingly, dead to a listed one (/proc lists processes only)", () =>
+    Effect.gen(function*() {
+      // Node always runs threads besides the main one (V8 platform workers, libuv's pool).
+      const tid = fs.readdirSync("/proc/self/task").map(Number).find((id) => id !== process.pid)!
+      expect(tid).toBeDefined()
+      expect((yield* probe.check([tid], new Set())).get(tid)).toEqual(alive())
+      const states = yield* probe.check([tid, ...unusedPids(listingThreshold)], new Set())
+      expect(states.get(tid)).toEqual(trusted ? dead : alive())
+    }))
+})
+
 describe.runIf((isLinux || process.platform === "darwin") && hasPs)("ProcessProbe node, batched ps (macOS)", () => {
   const children = makeChildren()
   afterAll(children.killAll)
@@ -490,5 +585,41 @@ describe("parsePsLstart", () => {
       new Map()
     )
     expect(parsePsLstart("\r\n 5 Mon Nov 30 04:27:32 2026\r\n")).toEqual(new Map([[5, "Mon Nov 30 04:27:32 2026"]]))
+  })
+})
+
+describe("procListsEveryProcess", () => {
+  const line = (superOptions: string, mountOptions = "rw,nosuid,nodev,noexec,relatime") =>
+    `22 1 0:21 / /proc ${mountOptions} shared:12 - proc proc ${superOptions}`
+  const other = "25 22 0:23 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw"
+
+  it("trusts a procfs on /proc without hidepid, or with hidepid=0|off, or subset=pid", () => {
+    expect(procListsEveryProcess("21 26 0:20 / /proc rw,relatime - proc proc rw\n")).toBe(true)
+    expect(procListsEveryProcess([other, line("rw"), other].join("\n"))).toBe(true)
+    expect(procListsEveryProcess(line("rw,hidepid=0"))).toBe(true)
+    expect(procListsEveryProcess(line("rw,hidepid=off,gid=4"))).toBe(true)
+    expect(procListsEveryProcess(line("rw,subset=pid"))).toBe(true)
+  })
+
+  it("does not trust a /proc that hides other users' processes", () => {
+    for (const hidepid of ["1", "2", "4", "noaccess", "invisible", "ptraceable"]) {
+      expect(procListsEveryProcess(line(`rw,hidepid=${hidepid}`))).toBe(false)
+      expect(procListsEveryProcess(line(`rw,hidepid=${hidepid},subset=pid`))).toBe(false)
+      expect(procListsEveryProcess(line("rw", `rw,relatime,hidepid=${hidepid}`))).toBe(false)
+    }
+  })
+
+  it("the last mount on /proc decides", () => {
+    expect(procListsEveryProcess([line("rw"), line("rw,hidepid=2")].join("\n"))).toBe(false)
+    expect(procListsEveryProcess([line("rw,hidepid=2"), line("rw")].join("\n"))).toBe(true)
+    expect(procListsEveryProcess([line("rw"), "40 22 0:50 / /proc rw - tmpfs tmpfs rw"].join("\n"))).toBe(false)
+  })
+
+  it("ignores mounts below /proc and elsewhere, and trusts nothing it cannot read", () => {
+    expect(procListsEveryProcess([line("rw"), "30 22 0:21 /sys /proc/sys ro - proc proc rw,hidepid=2"].join("\n"))).toBe(true)
+    expect(procListsEveryProcess("")).toBe(false)
+    expect(procListsEveryProcess(other)).toBe(false)
+    expect(procListsEveryProcess("22 1 0:21 / /proc rw proc proc rw")).toBe(false)
+    expect(procListsEveryProcess("22 1 0:21 / /proc\\040x rw - proc proc rw")).toBe(false)
   })
 })

@@ -10,6 +10,11 @@
  * - A start time that cannot be read because the process is gone is `Dead`. The read happens after
  *   the liveness check, so a process that exits in between would otherwise be reported alive with an
  *   unknown start time, which the registry treats as "nothing proves it was reused", i.e. live.
+ *
+ * On Linux a large check (more than `listingThreshold` pids: a registry is mostly stale records)
+ * first lists `/proc` once, and only the pids it lists get a `kill(pid, 0)`: the others are dead
+ * without one. That replaces thousands of failing system calls by one directory read, and stays
+ * within the first rule: see `processListing` for when the listing is trusted and what it misses.
  */
 import { Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
@@ -50,12 +55,98 @@ const withoutStackTraces = <A>(f: () => A): A => {
   }
 }
 
-/** Distinct pids in first-seen order, each with its liveness: one `kill(pid, 0)` per pid. */
-const probeLiveness = (pids: Iterable<number>): Map<number, boolean> =>
+/**
+ * Above this many pids (repeats counted) a Linux check lists `/proc` first. Below it, one `kill`
+ * per pid costs less than reading the directory, whose size is the whole machine's process count.
+ */
+export const listingThreshold = 64
+
+/** Octal escapes of a mountinfo path (`\040` is a space). */
+const unescapeMountPath = (path: string): string =>
+  path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
+
+/**
+ * Whether `/proc`, as `/proc/self/mountinfo` describes it, lists every process this one could signal:
+ * the topmost mount on `/proc` is a procfs without `hidepid`. With `hidepid=1|2` (`noaccess`,
+ * `invisible`, `ptraceable`) other users' processes are missing from the listing while `kill(pid, 0)`
+ * still finds them (EPERM): they must stay alive, so such a mount is not trusted. `hidepid=0` (`off`)
+ * hides nothing; `subset=pid` hides only the entries that are not processes. Anything unexpected (no
+ * procfs on `/proc`, a line that does not parse) is not trusted either.
+ *
+ * A line is `id parent major:minor root mountpoint options [optional…] - fstype source superoptions`;
+ * `hidepid` is a superblock option, but both option fields are read, as kernels have moved it.
+ */
+export const procListsEveryProcess = (mountinfo: string): boolean => {
+  let trusted = false
+  for (const line of mountinfo.split("\n")) {
+    const fields = line.split(" ")
+    if (fields.length < 7 || unescapeMountPath(fields[4]!) !== "/proc") continue
+    // A later mount on /proc covers the earlier ones: the last line decides.
+    const separator = fields.indexOf("-", 6)
+    if (separator < 0 || fields[separator + 1] !== "proc") {
+      trusted = false
+      continue
+    }
+    const options = [...fields[5]!.split(","), ...(fields[separator + 3] ?? "").split(",")]
+    trusted = options.every((option) => !option.startsWith("hidepid=") || option === "hidepid=0" || option === "hidepid=off")
+  }
+  return trusted
+}
+
+/**
+ * The pids `/proc` lists (thread-group ids, i.e. processes), or null when the listing cannot be
+ * trusted to hold every process `kill(pid, 0)` would find:
+ * - `/proc` hides processes (`hidepid`, see `procListsEveryProcess`), or is not a procfs;
+ * - `/proc` belongs to another pid namespace than ours (a host's `/proc` mounted in a container):
+ *   then `/proc/self` is not our pid, and the pids it lists are not the ones `kill` addresses;
+ * - anything fails to read.
+ *
+ * What the listing still misses, knowingly: a thread id that is not its process's id is not listed
+ * (only `/proc/<pid>/task` lists threads) although `kill(tid, 0)` succeeds, so a record naming a
+ * thread reads dead. Claude Code records process ids, never thread ids. A process that starts after
+ * the listing is not in it, but it is not the one any record names: the listing is read after the
+ * registry's directory, so every record's writer had started before it (a pid reused since is a new
+ * process, which the start-time check would reject anyway).
+ */
+const processListing = (trustProc: () => boolean): ReadonlySet<number> | null => {
+  try {
+    if (!trustProc()) return null
+    const listed = new Set<number>()
+    for (const name of fs.readdirSync("/proc")) {
+      const first = name.charCodeAt(0)
+      if (first >= 48 && first <= 57) listed.add(Number(name))
+    }
+    return listed
+  } catch {
+    return null
+  }
+}
+
+/** Read once per probe: a remount of `/proc` while a command runs is not worth a read per scan. */
+const procTrustedOnce = (): (() => boolean) => {
+  let trusted: boolean | undefined
+  return () =>
+    (trusted ??= (() => {
+      try {
+        return fs.readlinkSync("/proc/self") === String(process.pid) &&
+          procListsEveryProcess(fs.readFileSync("/proc/self/mountinfo", "utf8"))
+      } catch {
+        return false
+      }
+    })())
+}
+
+/**
+ * Distinct pids in first-seen order, each with its liveness: at most one `kill(pid, 0)` per pid,
+ * none for a pid the listing (when there is one) does not hold.
+ */
+const probeLiveness = (pids: Iterable<number>, listing: (count: number) => ReadonlySet<number> | null): Map<number, boolean> =>
   withoutStackTraces(() => {
+    const asked = Array.isArray(pids) ? (pids as ReadonlyArray<number>) : [...pids]
+    const listed = listing(asked.length)
     const alive = new Map<number, boolean>()
-    for (const pid of pids) {
-      if (!alive.has(pid)) alive.set(pid, isProcessId(pid) && signalZero(pid))
+    for (const pid of asked) {
+      if (!alive.has(pid)) alive.set(pid, isProcessId(pid) && (listed === null || listed.has(pid)) && signalZero(pid))
     }
     return alive
   })
@@ -211,6 +302,9 @@ const linuxPidDomain = (): Option.Option<string> => {
 export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessProbe => {
   // Neither the machine id nor our own pid namespace changes while we run.
   let domain: Option.Option<string> | undefined
+  const trustProc = procTrustedOnce()
+  const listing = (count: number): ReadonlySet<number> | null =>
+    platform === "linux" && count > listingThreshold ? processListing(trustProc) : null
   const statesOf = (alive: Map<number, boolean>, startTimeOf: ReadonlySet<number>) => {
     switch (platform) {
       case "linux":
@@ -223,10 +317,10 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
   }
   return {
     pidDomain: Effect.sync(() => (domain ??= platform === "linux" ? linuxPidDomain() : Option.none())),
-    check: (pids, startTimeOf) => Effect.suspend(() => statesOf(probeLiveness(pids), startTimeOf)),
+    check: (pids, startTimeOf) => Effect.suspend(() => statesOf(probeLiveness(pids, listing), startTimeOf)),
     checkLiveness: (pids) =>
       Effect.sync((): Liveness => {
-        const alive = probeLiveness(pids)
+        const alive = probeLiveness(pids, listing)
         return {
           isAlive: (pid) => alive.get(pid) === true,
           states: (pids, startTimeOf) =>
