@@ -83,14 +83,14 @@ const suite = (name: string, makeWorld: () => World) =>
 
     it("not_a_record: names that are not <pid>.json with a canonical pid; other files are ignored", withWorld(async (world) => {
       const proc = world.spawn()
-      for (const name of ["foo.json", "0123.json", "pid-12.json", "-5.json", "1.5.json", "99999999999.json"]) {
+      for (const name of ["foo.json", "0123.json", "pid-12.json", "-5.json", "1.5.json", "+7.json", " 8.json", "9.JSON.json"]) {
         world.write(name, recordText(proc.pid, { procStart: proc.startTime }))
       }
       world.write(`${proc.pid}.abc123.key`, "token")
       world.write(`${proc.pid}.json.tmp`, "x")
       const entries = await inspect(world)
       expect(entries.map((e) => path.basename(e.file))).toEqual(
-        ["-5.json", "0123.json", "1.5.json", "99999999999.json", "foo.json", "pid-12.json"]
+        [" 8.json", "+7.json", "-5.json", "0123.json", "1.5.json", "9.JSON.json", "foo.json", "pid-12.json"]
       )
       expect(entries.every((e) => e.verdict._tag === "not_a_record")).toBe(true)
       expect(await list(world)).toEqual([])

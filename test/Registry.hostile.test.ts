@@ -107,14 +107,19 @@ describe("registry on hostile files (real OS)", () => {
     world.write("4.json", "{\"pid\":1e400,\"sessionId\":\"s\"}")
     world.write("5.json", Buffer.alloc(4096))
     world.write("2147483648.json", recordText(2147483648))
+    world.write("99999999999.json", recordText(5))
+    world.write("6.json", recordText(6, { sessionId: "" }))
     const entries = await inspect(world)
     expect(entries.map((e) => [path.basename(e.file), e.verdict._tag])).toEqual([
       ["1.json", "invalid_pid"],
       ["2.json", "invalid_pid"],
-      ["2147483648.json", "not_a_record"],
+      ["2147483648.json", "invalid_pid"],
       ["3.json", "invalid_pid"],
       ["4.json", "invalid_pid"],
-      ["5.json", "malformed"]
+      ["5.json", "malformed"],
+      ["6.json", "empty_session_id"],
+      ["99999999999.json", "pid_mismatch"]
     ])
+    expect(entries.find((e) => e.file.endsWith("/6.json"))).toMatchObject({ pid: 6, sessionId: "", name: "work-6" })
   })
 })

@@ -18,11 +18,10 @@ const maxPid = 2147483647
 const recordName = /^[1-9][0-9]*\.json$/
 
 /** The pid a record's file name gives, or none when the name is not a record's. */
-export const pidOfFileName = (name: string): Option.Option<number> => {
-  if (!recordName.test(name)) return Option.none()
-  const pid = Number(name.slice(0, -".json".length))
-  return pid <= maxPid ? Option.some(pid) : Option.none()
-}
+export const pidOfFileName = (name: string): Option.Option<number> =>
+  // A canonical name past the pid range (`2147483648.json`) is still a record's name: its record
+  // then fails `invalid_pid` or `pid_mismatch`, as the contract orders the checks.
+  recordName.test(name) ? Option.some(Number(name.slice(0, -".json".length))) : Option.none()
 
 /**
  * A descriptive field: a value of the wrong type is absent (null), never a reason to discard the
@@ -154,7 +153,7 @@ export const readRecord = (json: unknown, filePid: number, file: string): Record
   if (pid !== filePid) return reject({ _tag: "pid_mismatch", pid, filePid }, pid, sessionId, knownName)
   if (!nonEmptyString(name)) return reject({ _tag: "no_name" }, pid, sessionId)
   if (!nonEmptyString(messagingSocketPath)) return reject({ _tag: "no_socket" }, pid, sessionId, name)
-  if (sessionId === "") return reject({ _tag: "empty_session_id" }, pid, null, name)
+  if (sessionId === "") return reject({ _tag: "empty_session_id" }, pid, sessionId, name)
   // A parked window's conversation lives on in the background job that registers its own record.
   if (parkedJobId !== undefined && parkedJobId !== null) {
     const jobId = typeof parkedJobId === "string" ? parkedJobId : JSON.stringify(parkedJobId)
