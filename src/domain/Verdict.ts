@@ -73,7 +73,8 @@ export const verdictNames: ReadonlyArray<VerdictName> = [
   "live"
 ]
 
-const entryTypeWords: Record<EntryType, string> = {
+/** An entry type in words, for the sentences of verdicts and settings refusals. */
+export const entryTypeWords: Record<EntryType, string> = {
   File: "a regular file",
   Directory: "a directory",
   SymbolicLink: "a symbolic link",

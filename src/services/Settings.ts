@@ -14,6 +14,7 @@ import { Clock, Context, Effect, Either, Layer, Option, type Scope } from "effec
 import * as path from "node:path"
 import { ChangedDuringWrite, InvalidJson, InvalidSettings } from "../domain/Errors.js"
 import { sameStartTime } from "../domain/Record.js"
+import { entryTypeWords } from "../domain/Verdict.js"
 import {
   applyChange,
   decodeDocument,
@@ -81,16 +82,6 @@ const newDirectoryMode = 0o700
 /** A lock holds `<pid> <start time>\n`; anything longer is not one of ours. */
 const maxLockBytes = 4096
 
-const entryTypeWords: Record<EntryType, string> = {
-  File: "a regular file",
-  Directory: "a directory",
-  SymbolicLink: "a symbolic link",
-  FIFO: "a FIFO",
-  Socket: "a socket",
-  BlockDevice: "a block device",
-  CharacterDevice: "a character device",
-  Unknown: "of an unknown type"
-}
 
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
 const isAlreadyExists = (error: PlatformError): boolean =>

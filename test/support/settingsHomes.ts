@@ -20,7 +20,7 @@ import { layerNode as probeLayerNode } from "../../src/layers/ProcessProbeNode.j
 import * as ClaudeHome from "../../src/services/ClaudeHome.js"
 import { Files } from "../../src/services/Files.js"
 import * as Settings from "../../src/services/Settings.js"
-import { killAndReap, startSleeper, startTimeOf } from "./worlds.js"
+import { makeRealProcesses } from "./worlds.js"
 
 export interface Process {
   readonly pid: number
@@ -149,7 +149,7 @@ export const makeNodeHome = (options: HomeOptions = {}): SettingsHome => {
   if (options.homeIsAFile === true) fs.writeFileSync(home, "not a directory")
   else if (options.missingHome !== true) fs.mkdirSync(home, { mode: 0o700 })
   const at = (name: string) => (name === "" ? home : path.join(home, name))
-  const children = new Map<number, ReturnType<typeof startSleeper>>()
+  const processes = makeRealProcesses()
   return {
     kind: "node",
     home,
@@ -180,25 +180,14 @@ export const makeNodeHome = (options: HomeOptions = {}): SettingsHome => {
       const stats = fs.lstatSync(at(name), { throwIfNoEntry: false })
       return stats === undefined ? "absent" : `${stats.dev}:${stats.ino}`
     },
-    spawn: () => {
-      const child = startSleeper()
-      children.set(child.pid, child)
-      return { pid: child.pid, startTime: startTimeOf(child.pid) }
-    },
-    kill: async (pid) => {
-      const child = children.get(pid)
-      if (child !== undefined) await killAndReap(child)
-    },
-    deadPid: async () => {
-      const child = startSleeper()
-      await killAndReap(child)
-      return child.pid
-    },
+    spawn: processes.spawn,
+    kill: processes.kill,
+    deadPid: processes.deadPid,
     layer: Settings.layer.pipe(
       Layer.provide(Layer.mergeAll(filesLayerNode, probeLayerNode, ClaudeHome.layer(home)))
     ),
     close: async () => {
-      await Promise.all([...children.values()].map(killAndReap))
+      await processes.close()
       fs.rmSync(base, { recursive: true, force: true })
     }
   }

@@ -102,11 +102,35 @@ export const killAndReap = (child: ChildProcess): Promise<void> =>
     child.kill("SIGKILL")
   })
 
+/** Real processes that a test starts and kills, all killed and reaped by `close`. */
+export const makeRealProcesses = () => {
+  const children = new Map<number, ChildProcess>()
+  return {
+    spawn: (): Process => {
+      const child = startSleeper()
+      children.set(child.pid, child)
+      return { pid: child.pid, startTime: startTimeOf(child.pid) }
+    },
+    kill: async (pid: number): Promise<void> => {
+      const child = children.get(pid)
+      if (child !== undefined) await killAndReap(child)
+    },
+    deadPid: async (): Promise<number> => {
+      const child = startSleeper()
+      await killAndReap(child)
+      return child.pid
+    },
+    close: async (): Promise<void> => {
+      await Promise.all([...children.values()].map(killAndReap))
+    }
+  }
+}
+
 export const makeNodeWorld = (): World => {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-registry-"))
   const sessions = path.join(home, "sessions")
   fs.mkdirSync(sessions, { mode: 0o700 })
-  const children = new Map<number, ChildProcess>()
+  const processes = makeRealProcesses()
   return {
     kind: "node",
     home,
@@ -118,25 +142,14 @@ export const makeNodeWorld = (): World => {
     mkfifo: (name) => execFileSync("mkfifo", [path.join(sessions, name)]),
     linkToDevice: (name) => fs.symlinkSync("/dev/zero", path.join(sessions, name)),
     symlink: (target, name) => fs.symlinkSync(target, path.join(sessions, name)),
-    spawn: () => {
-      const child = startSleeper()
-      children.set(child.pid, child)
-      return { pid: child.pid, startTime: startTimeOf(child.pid) }
-    },
-    kill: async (pid) => {
-      const child = children.get(pid)
-      if (child !== undefined) await killAndReap(child)
-    },
-    deadPid: async () => {
-      const child = startSleeper()
-      await killAndReap(child)
-      return child.pid
-    },
+    spawn: processes.spawn,
+    kill: processes.kill,
+    deadPid: processes.deadPid,
     layer: Registry.layer.pipe(
       Layer.provideMerge(Layer.mergeAll(filesLayerNode, probeLayerNode, ClaudeHome.layer(home)))
     ),
     close: async () => {
-      await Promise.all([...children.values()].map(killAndReap))
+      await processes.close()
       fs.rmSync(home, { recursive: true, force: true })
     }
   }
