@@ -72,5 +72,7 @@ export const main = (options: { readonly claudeHome: string | undefined; readonl
           )
         )
       )
-    )
+    ),
+    // Nothing to clean up, and a handler could not run during a write blocked on a stalled reader.
+    { handleSignals: false, json: options.json }
   )

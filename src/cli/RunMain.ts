@@ -15,12 +15,24 @@ export interface RunOptions {
   readonly json?: boolean
   /** Interruption by a signal is the command's normal end (`watch`). */
   readonly interruptIsSuccess?: boolean
+  /**
+   * Turn SIGINT and SIGTERM into an interruption (default). A command with nothing to clean up
+   * whose output is one blocking write (plain `list`) keeps the default action instead: a handler
+   * cannot run while the write blocks on a stalled reader, and the signal would be lost.
+   */
+  readonly handleSignals?: boolean
 }
 
 const signalNumbers = { SIGINT: 2, SIGTERM: 15 } as const
 
 export const runMain = (program: Effect.Effect<unknown, unknown>, options: RunOptions = {}): void => {
   const fiber = Effect.runFork(program)
+  if (options.handleSignals === false) {
+    fiber.addObserver((exit) => {
+      process.exitCode = exitCodeOf(exit, options, undefined)
+    })
+    return
+  }
   let signal: keyof typeof signalNumbers | undefined
   const onSignal = (name: keyof typeof signalNumbers) => () => {
     signal ??= name

@@ -130,10 +130,11 @@ const readAtMostSync = (fd: number, sizeHint: number, maxBytes: number): Bounded
     }
     const bytesRead = readInto(fd, buffer, length)
     length += bytesRead
-    // A read of a regular file that returns less than it was asked stopped at the end of the file:
-    // that saves the second read that would return 0. (A writer still appending is a torn read,
-    // which the registry retries; the bytes returned never exceed `maxBytes`.)
-    if (bytesRead === 0 || length < buffer.length) {
+    // A short read that reached the size fstat gave stopped at the end of the file: that saves the
+    // second read that would return 0. A short read before it (a FUSE file system may return less
+    // mid-file) reads on. (A writer still appending is a torn read, which the registry retries;
+    // the bytes returned never exceed `maxBytes`.)
+    if (bytesRead === 0 || (length < buffer.length && length >= sizeHint)) {
       return { _tag: "Read", bytes: new Uint8Array(buffer.subarray(0, length)) }
     }
   }
