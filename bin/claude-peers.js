@@ -107,8 +107,14 @@ const diedCompiling = (directory, markerPrefix) => {
     if (!name.startsWith(markerPrefix)) continue
     const pid = Number(name.slice(markerPrefix.length))
     if (pid === process.pid || isAlive(pid)) continue
-    died = true
-    fs.rmSync(path.join(directory, name), { force: true })
+    // Its owner may have finished (and removed it) since the listing: only a marker this run
+    // removes itself was left by a run that died.
+    try {
+      fs.unlinkSync(path.join(directory, name))
+      died = true
+    } catch {
+      // Gone already: that run finished normally.
+    }
   }
   return died
 }
