@@ -3,7 +3,7 @@ import type { Session } from "../domain/Session.js"
 import { describeVerdict, type RegistryEntry } from "../domain/Verdict.js"
 import { table, terminalSafe } from "./Text.js"
 
-const orDash = (value: string | number | null): string => (value === null ? "-" : String(value))
+export const orDash = (value: string | number | null): string => (value === null ? "-" : String(value))
 
 /** An unknown status shows its raw text in brackets, so that it is visible but not mistaken for a known one. */
 export const statusText = (session: Session): string =>

@@ -10,7 +10,7 @@ import { SessionEvent } from "../domain/SessionEvent.js"
 import type { Session } from "../domain/Session.js"
 import { defaultIntervalMillis, watchSessions } from "../services/Watch.js"
 import { json } from "./Options.js"
-import { statusText } from "./Render.js"
+import { orDash, statusText } from "./Render.js"
 import { reportFailures } from "./Report.js"
 import { terminalSafe } from "./Text.js"
 
@@ -26,8 +26,6 @@ const interval = Options.integer("interval").pipe(
 )
 
 const encodeEvent = Schema.encodeSync(SessionEvent)
-
-const orDash = (value: string | number | null): string => (value === null ? "-" : String(value))
 
 /** The fields a person tells sessions apart by; the timestamps are only named when they change. */
 const shownFields: ReadonlyArray<readonly [string, (s: Session) => string | number | null]> = [
