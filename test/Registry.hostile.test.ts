@@ -122,4 +122,24 @@ describe("registry on hostile files (real OS)", () => {
     ])
     expect(entries.find((e) => e.file.endsWith("/6.json"))).toMatchObject({ pid: 6, sessionId: "", name: "work-6" })
   })
+
+  it("list and inspect decide liveness alike, even for a thread id among many stale records", async () => {
+    const world = newWorld()
+    // A thread of this process: `kill` reaches it, but /proc does not list it.
+    const tid = fs.readdirSync(`/proc/${process.pid}/task`).map(Number).find((t) => t !== process.pid)!
+    const stat = fs.readFileSync(`/proc/${process.pid}/task/${tid}/stat`, "latin1")
+    const procStart = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!
+    world.write(`${tid}.json`, recordText(tid, { procStart }))
+    const proc = world.spawn()
+    world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime }))
+    // Enough file pids that the probe may take one listing of /proc instead of a kill each.
+    // Stale records that fail before the process check, so that only `list` used to count them.
+    for (let pid = 3_000_000; pid < 3_000_080; pid++) world.write(`${pid}.json`, recordText(pid, { name: "" }))
+    const both = await Effect.runPromise(
+      Effect.provide(Effect.flatMap(Registry, (r) => Effect.all({ entries: r.inspect, live: r.list })), world.layer)
+    )
+    const liveInInspect = both.entries.flatMap((e) => (e.verdict._tag === "live" ? [e.verdict.session.pid] : []))
+    expect(both.live.map((s) => s.pid)).toEqual(liveInInspect.sort((a, b) => a - b))
+    expect(liveInInspect).toContain(proc.pid)
+  })
 })

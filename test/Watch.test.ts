@@ -236,16 +236,21 @@ describe("watch", () => {
       writeLive(world, proc)
       // Runs a hook right after a given probe call: here, the registry's own probe inside a read.
       let afterCall: { countdown: number; hook: () => void } | undefined
+      const afterProbe = Effect.sync(() => {
+        if (afterCall !== undefined && --afterCall.countdown === 0) {
+          afterCall.hook()
+          afterCall = undefined
+        }
+      })
+      const inner = world.processes.probe
       const probe: ProcessProbe = {
-        ...world.processes.probe,
-        check: (pids, startTimeOf) =>
-          Effect.tap(world.processes.probe.check(pids, startTimeOf), () =>
-            Effect.sync(() => {
-              if (afterCall !== undefined && --afterCall.countdown === 0) {
-                afterCall.hook()
-                afterCall = undefined
-              }
-            }))
+        ...inner,
+        check: (pids, startTimeOf) => Effect.tap(inner.check(pids, startTimeOf), () => afterProbe),
+        checkLiveness: (pids) =>
+          Effect.map(inner.checkLiveness(pids), (liveness) => ({
+            ...liveness,
+            states: (statePids, startTimeOf) => Effect.tap(liveness.states(statePids, startTimeOf), () => afterProbe)
+          }))
       }
       const watch = yield* startWatch(world, {}, { probe })
       writeLive(world, proc, { status: "busy" })

@@ -128,8 +128,10 @@ export const make = Effect.gen(function*() {
    * Every `*.json` entry with its verdict; with `onlyLivePids`, only the entries whose file name is
    * the pid of a live process. That is all `list` needs (a record whose pid is dead cannot be live,
    * and a record naming another pid than its file's is `pid_mismatch`), and most records of a
-   * registry are stale: their files are then never opened. Either way each pid gets one `kill`, and
-   * a start time is read only for the records that passed every other check.
+   * registry are stale: their files are then never opened. Either way the file names' pids are
+   * checked first, in one pass with one `kill` per pid, so that `list` and `inspect` decide
+   * liveness by the same answers; a start time is read only for the records that passed every
+   * other check.
    */
   const scan = (onlyLivePids: boolean): Effect.Effect<Array<RegistryEntry>, PlatformError> =>
     Effect.gen(function*() {
@@ -142,13 +144,11 @@ export const make = Effect.gen(function*() {
       )
       const records = entries.filter((entry) => entry.name.endsWith(".json"))
       const filePids = records.map((entry) => Option.getOrNull(pidOfFileName(entry.name)))
-      const liveness = onlyLivePids
-        ? yield* probe.checkLiveness(filePids.filter((pid): pid is number => pid !== null))
-        : undefined
+      const liveness = yield* probe.checkLiveness(filePids.filter((pid): pid is number => pid !== null))
       const candidates: Array<{ readonly file: string; readonly type: EntryType; readonly pid: number | null }> = []
       records.forEach((entry, i) => {
         const pid = filePids[i] ?? null
-        if (liveness !== undefined && (pid === null || !liveness.isAlive(pid))) return
+        if (onlyLivePids && (pid === null || !liveness.isAlive(pid))) return
         candidates.push({ file: path.join(directory, entry.name), type: entry.type, pid })
       })
 
@@ -203,7 +203,7 @@ export const make = Effect.gen(function*() {
       // Processes are consulted only for records that passed every other check, once per pid.
       const pids = pending.map((p) => p.session.pid)
       const startTimeOf = new Set(pending.filter((p) => p.procStart !== null).map((p) => p.session.pid))
-      const states = liveness === undefined ? yield* probe.check(pids, startTimeOf) : yield* liveness.states(pids, startTimeOf)
+      const states = yield* liveness.states(pids, startTimeOf)
       for (const { index, procStart, session } of pending) {
         const state = states.get(session.pid)
         const entry = results[index]!
