@@ -20,7 +20,7 @@ import {
 import { Settings } from "../src/services/Settings.js"
 import { type HomeOptions, makeMemoryHome, makeNodeHome, type SettingsHome } from "./support/settingsHomes.js"
 
-const fixtures = path.resolve(import.meta.dirname, "../../shared/fixtures/real-settings")
+const fixtures = path.resolve(import.meta.dirname, "fixtures/real-settings")
 const fixture = (name: string) => fs.readFileSync(path.join(fixtures, `user-settings-via-config-ui-${name}.json`), "utf8")
 
 const hex = (bytes: Uint8Array) => bytesToHex(blake3(bytes))

@@ -1,4 +1,4 @@
-/** Registry records shaped like the ones Claude Code 2.1.332 writes (see shared/fixtures/real-records). */
+/** Registry records shaped like the ones Claude Code 2.1.332 writes (see test/fixtures/real-records). */
 
 export interface RecordOptions {
   readonly sessionId?: unknown
