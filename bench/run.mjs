@@ -117,7 +117,7 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
   })
 }
 
-/** A record shaped like the ones Claude Code 2.1.332 writes (see shared/fixtures/real-records). */
+/** A record shaped like the ones Claude Code 2.1.332 writes (see test/fixtures/real-records). */
 const recordText = (pid, fields = {}) => {
   const record = {
     pid,

@@ -3,7 +3,7 @@
  * The command's loader. `claude-peers list --json` runs from status lines and prompt hooks many
  * times a minute, so its start-up is the product's speed there: most of it is V8 parsing and
  * compiling JavaScript. The bundle, `dist/claude-peers.cjs` (see `scripts/build-bin.mjs`), is a
- * tiny entry and the parts it loads (`list` alone, or the full command line), each a function
+ * tiny entry and the parts it loads (the recognized commands, or the full command line), each a function
  * expression at byte offsets its header lists. This loader reads and compiles only the entry and
  * the one part a run asks for, through `vm.Script` with a V8 code cache per part, written after
  * the part's first run: that skips most of the compiling on every later run. It is CommonJS (see
@@ -81,7 +81,7 @@ const cacheDirectories = function*() {
   yield userCacheDirectory()
 }
 
-/** `claude-peers:plain-list` → `claude-peers.cjs.plain-list.v8-cache` */
+/** `claude-peers:direct` → `claude-peers.cjs.direct.v8-cache` */
 const cacheNameOf = (part) => `${path.basename(bundleFile)}.${part.replace(/^.*:/, "")}.v8-cache`
 
 const isAlive = (pid) => {

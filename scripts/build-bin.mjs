@@ -5,20 +5,18 @@
  *
  * Three rules earn their place here:
  * - Start-up is the product's speed for `list --json` in a status line, and with this stack it is
- *   dominated by how much code is read, compiled and initialized. Barrel imports (`import { Effect }
- *   from "effect"`, `import { Command } from "@effect/cli"`) defeat tree shaking: they keep `Stream`,
- *   `PubSub`, `Micro`, `FastCheck`, and `@effect/cli`'s YAML/TOML/INI parsers (about 480 KB of 860).
- *   The sources keep the barrels (they read better and the library output is unaffected); the
- *   bundle rewrites them into the deep imports they stand for, from the barrels' own re-exports.
- * - `list` must not pay for the command-line parser. The entry (`src/cli/bin.ts`) only picks a
- *   part: `PlainList.ts` for the plain `list` spellings, `CommandLine.ts` for everything else. Each
+ *   dominated by how much code is read, compiled and initialized. The sources import deeply
+ *   (`effect/Effect`, `@effect/cli/Command`), never through the packages' barrels, which would keep
+ *   `Stream`, `PubSub`, `FastCheck` and `@effect/cli`'s YAML/TOML/INI parsers in every part.
+ * - A recognized command must not pay for the command-line parser. The entry (`src/cli/bin.ts`) only
+ *   picks a part: `Direct.ts` for the documented spellings, `CommandLine.ts` for everything else. Each
  *   part is bundled whole and on its own (a shared bundle would wrap every module in a lazy
  *   initializer and make `list` compile and initialize more), and kept as its own section of the
  *   file, so that the loader reads, compiles and caches only the part a run uses.
  * - Every section is one CommonJS function expression, `(function (exports, require, module,
  *   __filename, __dirname) {…})`: `vm.Script` compiles scripts, not ES modules, and a script is what
  *   a code cache can be produced for and checked against. The file's second line indexes them:
- *   `// {"entry":[start,end,lineOffset],"claude-peers:plain-list":[…],"claude-peers:command-line":[…]}`.
+ *   `// {"entry":[start,end,lineOffset],"claude-peers:direct":[…],"claude-peers:command-line":[…]}`.
  *
  * `node scripts/build-bin.mjs --analyze` also prints what dominates each part. For profiling,
  * `OUT=file` writes elsewhere and `NOMINIFY=1` keeps the names.
@@ -32,105 +30,16 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const outfile = process.env.OUT ?? path.join(root, "dist", "claude-peers.cjs")
 const analyze = process.argv.includes("--analyze")
 
-/** The barrels whose named imports are rewritten into deep ones. */
-const barrels = ["effect", "@effect/cli", "@effect/platform", "@effect/platform-node"]
-
-/**
- * What each name of a barrel stands for, read from the barrel itself: `export * as Effect from
- * "./Effect.js"` is a namespace, `export { pipe } from "./Function.js"` a named re-export. A name
- * not found here leaves its import statement as written, so the rewrite can only narrow a bundle,
- * never change what a name means.
- */
-const barrelExports = (pkg) => {
-  const index = fs.readFileSync(path.join(root, "node_modules", pkg, "dist", "esm", "index.js"), "utf8")
-  const names = new Map()
-  for (const [, name, file] of index.matchAll(/export \* as (\w+) from "\.\/([\w/]+)\.js"/g)) {
-    names.set(name, { kind: "namespace", module: `${pkg}/${file}` })
-  }
-  for (const [, list, file] of index.matchAll(/export \{([^}]*)\} from "\.\/([\w/]+)\.js"/g)) {
-    for (const name of list.split(",").map((s) => s.trim()).filter(Boolean)) {
-      if (/^\w+$/.test(name)) names.set(name, { kind: "named", module: `${pkg}/${file}` })
-    }
-  }
-  return names
-}
-
-const exportsOf = new Map(barrels.map((pkg) => [pkg, barrelExports(pkg)]))
-
-const importStatement = /import\s*\{([^}]*)\}\s*from\s*"(effect|@effect\/cli|@effect\/platform|@effect\/platform-node)"\s*;?/g
-
-/** `import { A, type B, c } from "effect"` → `import * as A from "effect/A"; import { c } from "effect/Function"`. */
-const deepImports = (source) =>
-  source.replace(importStatement, (statement, list, pkg) => {
-    const known = exportsOf.get(pkg)
-    const specifiers = list.split(",").map((s) => s.trim()).filter(Boolean).filter((s) => !s.startsWith("type "))
-    const parsed = specifiers.map((s) => {
-      const [, name, alias] = /^(\w+)(?:\s+as\s+(\w+))?$/.exec(s) ?? []
-      return { name, local: alias ?? name, target: name === undefined ? undefined : known.get(name) }
-    })
-    if (parsed.some((p) => p.target === undefined)) return statement
-    return parsed
-      .map((p) =>
-        p.target.kind === "namespace"
-          ? `import * as ${p.local} from "${p.target.module}";`
-          : `import { ${p.name} as ${p.local} } from "${p.target.module}";`
-      )
-      .join(" ")
-  })
-
-const deepImportsPlugin = {
-  name: "deep-imports",
-  setup(build) {
-    build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async (args) => {
-      const source = await fs.promises.readFile(args.path, "utf8")
-      return { contents: deepImports(source), loader: "ts" }
-    })
-  }
-}
-
-/**
- * Effect's logger module reads `process.stdout` when it is initialized, to pick the pretty logger's
- * colors. Reading it creates the stream: for a pipe that loads `net` and the streams, about 8 ms
- * of a `list` run that prints with `fs.writeSync` and never uses the pretty logger. The three
- * constants become functions, computed when a pretty logger is made. The text is matched exactly:
- * another version of the module fails the build rather than bundle unpatched.
- */
-const stdoutProbes = [
-  'const hasProcessStdout = typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null;',
-  "const processStdoutIsTTY = hasProcessStdout && process.stdout.isTTY === true;",
-  'const hasProcessStdoutOrDeno = hasProcessStdout || "Deno" in globalThis;'
-]
-
-const lazyStdoutPlugin = {
-  name: "lazy-stdout",
-  setup(build) {
-    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]esm[\\/]internal[\\/]logger\.js$/ }, async (args) => {
-      let source = await fs.promises.readFile(args.path, "utf8")
-      for (const line of stdoutProbes) {
-        if (!source.includes(line)) throw new Error(`${args.path}: expected \`${line}\``)
-        source = source.replace(line, "")
-      }
-      source = source.replace(/\b(hasProcessStdout|processStdoutIsTTY|hasProcessStdoutOrDeno)\b/g, "$1()")
-      source += `
-function hasProcessStdout() { return typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null }
-function processStdoutIsTTY() { return hasProcessStdout() && process.stdout.isTTY === true }
-function hasProcessStdoutOrDeno() { return hasProcessStdout() || "Deno" in globalThis }
-`
-      return { contents: source, loader: "js" }
-    })
-  }
-}
-
 /** The entry's two dynamic imports become requests for the two parts, which the loader finds in the file. */
 const parts = {
-  "./PlainList.js": { id: "claude-peers:plain-list", entry: "src/cli/PlainList.ts" },
+  "./Direct.js": { id: "claude-peers:direct", entry: "src/cli/Direct.ts" },
   "./CommandLine.js": { id: "claude-peers:command-line", entry: "src/cli/CommandLine.ts" }
 }
 
 const partsPlugin = {
   name: "parts",
   setup(build) {
-    build.onResolve({ filter: /^\.\/(PlainList|CommandLine)\.js$/ }, (args) => ({ path: parts[args.path].id, external: true }))
+    build.onResolve({ filter: /^\.\/(Direct|CommandLine)\.js$/ }, (args) => ({ path: parts[args.path].id, external: true }))
   }
 }
 
@@ -152,7 +61,7 @@ const bundle = (entry, plugins) =>
     supported: { "dynamic-import": false },
     legalComments: "none",
     metafile: true,
-    plugins: [deepImportsPlugin, lazyStdoutPlugin, ...plugins],
+    plugins,
     logLevel: "warning"
   })
 

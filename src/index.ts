@@ -3,20 +3,34 @@
  * live process without ever pointing at the wrong one, and read and safely update Claude Code's
  * user-level policy for messages between sessions.
  *
- * The services are tags; provide them with `claude-peers/node` on the real machine, or with
- * `claude-peers/testing` in tests.
+ * The services are tags with their `layer`; `layerNode` (`claude-peers/node`) provides all of them
+ * on the real machine, `layerMemory` (`claude-peers/testing`) in memory.
  */
-export * as ClaudeHome from "./services/ClaudeHome.js"
-export * as Files from "./services/Files.js"
-export * as ProcessProbe from "./services/ProcessProbe.js"
 export * as Registry from "./services/Registry.js"
 export * as Settings from "./services/Settings.js"
 export * as Watch from "./services/Watch.js"
+export * as Timing from "./services/Timing.js"
 
-export * from "./domain/Errors.js"
-export * as Record from "./domain/Record.js"
-export * from "./domain/Session.js"
-export * from "./domain/SessionEvent.js"
+export * as ClaudeHome from "./services/ClaudeHome.js"
+export * as Files from "./services/Files.js"
+export * as ProcessProbe from "./services/ProcessProbe.js"
+
+export * as Verdict from "./domain/Verdict.js"
+export {
+  Candidate,
+  ChangedDuringWrite,
+  IdentityMismatch,
+  InvalidJson,
+  InvalidSettings,
+  NotAddressable,
+  NotLive,
+  NotLiveReason,
+  SessionQuery,
+  SettingsProblem
+} from "./domain/Errors.js"
+export { normalizeName } from "./domain/Names.js"
+export { RecordDescription } from "./domain/Record.js"
+export { Session } from "./domain/Session.js"
+export { Appeared, Changed, Gone, GoneVerdict, SessionEvent } from "./domain/SessionEvent.js"
 export { InboundPolicy, PolicyChange, resetPolicy, setPolicy, SettingsView } from "./domain/Settings.js"
-export * from "./domain/Status.js"
-export * from "./domain/Verdict.js"
+export { Status } from "./domain/Status.js"

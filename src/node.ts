@@ -1,4 +1,7 @@
-/** The Node.js implementations of the ports, and the composed layers the command itself uses. */
-export * as FilesNode from "./layers/FilesNode.js"
-export { layerNode, layerPlatform } from "./layers/Node.js"
-export * as ProcessProbeNode from "./layers/ProcessProbeNode.js"
+/**
+ * `claude-peers/node`: the services on the real machine. `layerNode(options)` is all an application
+ * needs; the port layers are here for one that replaces some ports and keeps the others.
+ */
+export { layerNode, layerPorts, type NodeOptions } from "./layers/Node.js"
+export { layer as layerFiles } from "./layers/FilesNode.js"
+export { layer as layerProcessProbe } from "./layers/ProcessProbeNode.js"

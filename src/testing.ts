@@ -1,4 +1,14 @@
-/** In-memory layers for testing programs built on claude-peers: no real files, no real processes. */
-export * as FilesMemory from "./layers/FilesMemory.js"
-export { layerMemory, makeMemoryWorld, type MemoryWorld } from "./layers/Memory.js"
-export * as ProcessProbeMemory from "./layers/ProcessProbeMemory.js"
+/**
+ * `claude-peers/testing`: everything in memory, for the tests of programs built on claude-peers. A
+ * file tree and a process table that the test controls (and can inject faults into), behind the same
+ * services, composed the same way as `layerNode`; the library's own conformance suites run on both.
+ */
+export { layerMemory, makeMemoryWorld, type MemoryOptions, type MemoryWorld, type MemoryWorldOptions } from "./layers/Memory.js"
+export { layer as layerFiles } from "./layers/FilesMemory.js"
+export { makeMemoryTree, type MemoryTree, type SpecialType } from "./layers/MemoryTree.js"
+export {
+  layer as layerProcessProbe,
+  makeMemoryProcesses,
+  type MemoryProcesses,
+  type MemoryProcessesOptions
+} from "./layers/ProcessProbeMemory.js"

@@ -16,7 +16,7 @@ const root = path.resolve(import.meta.dirname, "..")
 const bin = path.join(root, "bin", "claude-peers.js")
 const bundle = path.join(root, "dist", "claude-peers.cjs")
 /** The cache of the bundle's `list` part, the one `list` runs. */
-const cacheName = "claude-peers.cjs.plain-list.v8-cache"
+const cacheName = "claude-peers.cjs.direct.v8-cache"
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-bin-"))
 const sleeper = startSleeper()

@@ -49,8 +49,8 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
     expect(sessions.map((s) => s.pid)).toEqual([a.pid, b.pid].sort((x, y) => x - y))
     const alpha = sessions.find((s) => s.name === "alpha")!
     expect(Object.keys(alpha)).toEqual([
-      "pid", "sessionId", "name", "cwd", "socketPath", "status", "rawStatus", "statusUpdatedAtMs", "updatedAtMs",
-      "startedAtMs", "kind", "waitingFor", "jobId", "version", "tmux", "file"
+      "pid", "sessionId", "name", "address", "cwd", "socketPath", "status", "rawStatus", "statusUpdatedAtMs", "updatedAtMs",
+      "startedAtMs", "kind", "entrypoint", "nameSource", "waitingFor", "jobId", "version", "tmux", "file"
     ])
     expect(alpha).toMatchObject({ status: "busy", rawStatus: "busy", socketPath: `/tmp/cc-socks/${a.pid}.sock`, waitingFor: null })
     expect(sessions.find((s) => s.name === "beta")).toMatchObject({ status: "idle", rawStatus: "shell" })
@@ -95,11 +95,16 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
 
     const reused = runCli(["--claude-home", home, "resolve", "sess-c", "--json"])
     expect(reused.status).toBe(3)
-    const error = JSON.parse(reused.stdout) as { error: { reason: string; message: string } }
+    const error = JSON.parse(reused.stdout) as { error: { reason: string; message: string; reasons: ReadonlyArray<unknown> } }
     expect(Object.keys(error)).toEqual(["error"])
-    expect(Object.keys(error.error)).toEqual(["reason", "message"])
+    // The reason and the sentence first, then the error's evidence, encoded by its schema.
+    expect(Object.keys(error.error)).toEqual(["reason", "message", "query", "reasons"])
     expect(error.error.reason).toBe("not_live")
     expect(error.error.message).toMatch(/pid reused/)
+    expect(error.error).toMatchObject({ query: { sessionId: "sess-c", name: null } })
+    expect(error.error.reasons).toEqual([
+      { file: path.join(home, "sessions", `${c.pid}.json`), verdict: "pid_reused", detail: expect.stringMatching(/^pid reused/) }
+    ])
 
     const human = runCli(["--claude-home", home, "resolve", "sess-dead"])
     expect(human.status).toBe(3)
@@ -112,7 +117,17 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
     })
     const mismatch = runCli(["--claude-home", twins, "resolve", "s1", "--json"])
     expect(mismatch.status).toBe(4)
-    expect(JSON.parse(mismatch.stdout).error.reason).toBe("identity_mismatch")
+    expect(JSON.parse(mismatch.stdout).error).toMatchObject({
+      reason: "identity_mismatch",
+      shared: "name",
+      candidates: [
+        { pid: a.pid, sessionId: "s1", name: "twin", socketPath: `/tmp/cc-socks/${a.pid}.sock`, kind: "interactive", jobId: null },
+        { pid: b.pid, sessionId: "s2", name: "twin", socketPath: `/tmp/cc-socks/${b.pid}.sock`, kind: "interactive", jobId: null }
+      ].sort((x) => (x.pid === a.pid ? -1 : 1))
+    })
+    const shared = runCli(["--claude-home", twins, "resolve", "s1", "--allow-shared-name", "--json"])
+    expect(shared.status).toBe(0)
+    expect(JSON.parse(shared.stdout)).toMatchObject({ pid: a.pid, address: `uds:/tmp/cc-socks/${a.pid}.sock` })
     expect(runCli(["--claude-home", twins, "resolve", "--name", "twin"]).status).toBe(4)
   })
 

@@ -9,8 +9,9 @@ import { execFileSync } from "node:child_process"
 import * as NFS from "node:fs"
 import * as OS from "node:os"
 import * as Path from "node:path"
-import { layerMemory, makeMemoryFiles, type MemoryFiles } from "../src/layers/FilesMemory.js"
-import { layerNode } from "../src/layers/FilesNode.js"
+import * as FilesMemory from "../src/layers/FilesMemory.js"
+import * as FilesNode from "../src/layers/FilesNode.js"
+import { makeMemoryTree, type MemoryTree } from "../src/layers/MemoryTree.js"
 import { Files } from "../src/services/Files.js"
 
 /** How a test arranges the world on either backend, as another process would. */
@@ -39,7 +40,7 @@ const readText = (path: string) =>
     Effect.map((read) => (read._tag === "Read" ? decode(read.bytes) : read._tag))
   )
 
-const fixtureFor = (memory: MemoryFiles, root: string): Context.Tag.Service<Fixture> => ({
+const fixtureFor = (memory: MemoryTree, root: string): Context.Tag.Service<Fixture> => ({
   root,
   characterDevice: "/dev/zero",
   writeFile: (path, content, mode) => memory.writeFile(path, content, mode),
@@ -52,10 +53,10 @@ const fixtureFor = (memory: MemoryFiles, root: string): Context.Tag.Service<Fixt
 
 const memoryEnv: Layer.Layer<Files | Fixture> = Layer.unwrapEffect(
   Effect.sync(() => {
-    const memory = makeMemoryFiles()
+    const memory = makeMemoryTree()
     memory.makeDirectory("/work")
     memory.makeSpecial("/dev/zero", "CharacterDevice")
-    return Layer.merge(layerMemory(memory), Layer.succeed(Fixture, fixtureFor(memory, "/work")))
+    return Layer.merge(FilesMemory.layer(memory), Layer.succeed(Fixture, fixtureFor(memory, "/work")))
   })
 )
 
@@ -75,7 +76,7 @@ const nodeFixture = (root: string): Context.Tag.Service<Fixture> => ({
 })
 
 const nodeEnv: Layer.Layer<Files | Fixture> = Layer.merge(
-  layerNode,
+  FilesNode.layer,
   Layer.scoped(
     Fixture,
     Effect.acquireRelease(
@@ -416,9 +417,9 @@ suite("Files (node)", nodeEnv)
 
 describe("Files (memory) fault injection and permissions", () => {
   const setup = () => {
-    const memory = makeMemoryFiles()
+    const memory = makeMemoryTree()
     memory.makeDirectory("/home/u/.claude/sessions")
-    return { memory, files: memory.files }
+    return { memory, files: FilesMemory.make(memory) }
   }
   const settings = "/home/u/.claude/settings.json"
   const large = { maxBytes: 1024 * KiB, followLinks: false }

@@ -1,46 +1,92 @@
 /**
- * The package entries as a user imports them (through the package's own name and `exports`), and
- * the README's testing example: the in-memory layers must answer like the real ones.
+ * The package entries as a user imports them (through the package's own name and `exports`): what
+ * each entry holds, and that the shipped memory world answers like the real machine.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Registry, Settings, setPolicy, Watch } from "claude-peers"
+import * as Library from "claude-peers"
+import { NotLive, Registry, Settings, setPolicy, Watch } from "claude-peers"
+import * as Cli from "claude-peers/cli"
+import * as Node from "claude-peers/node"
 import { layerNode } from "claude-peers/node"
+import * as Testing from "claude-peers/testing"
 import { layerMemory, makeMemoryWorld } from "claude-peers/testing"
-import { Chunk, Effect, Option, Stream } from "effect"
+import { Chunk, Effect, Exit, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
 describe("the package entries", () => {
-  it.live("README: a session in the memory world is live until its pid is reused", () =>
+  it("each entry exports exactly its public names, and no internals", () => {
+    expect(Object.keys(Library).sort()).toEqual([
+      "Appeared",
+      "Candidate",
+      "ChangedDuringWrite",
+      "Changed",
+      "ClaudeHome",
+      "Files",
+      "Gone",
+      "GoneVerdict",
+      "IdentityMismatch",
+      "InboundPolicy",
+      "InvalidJson",
+      "InvalidSettings",
+      "NotAddressable",
+      "NotLive",
+      "NotLiveReason",
+      "PolicyChange",
+      "ProcessProbe",
+      "RecordDescription",
+      "Registry",
+      "Session",
+      "SessionEvent",
+      "SessionQuery",
+      "Settings",
+      "SettingsProblem",
+      "SettingsView",
+      "Status",
+      "Timing",
+      "Verdict",
+      "Watch",
+      "normalizeName",
+      "resetPolicy",
+      "setPolicy"
+    ].sort())
+    expect(Object.keys(Registry).sort()).toEqual(["Registry", "layer", "make"])
+    expect(Object.keys(Watch).sort()).toEqual(["Watch", "layer", "make", "rereadEveryIntervals"])
+    expect(Object.keys(Node).sort()).toEqual(["layerFiles", "layerNode", "layerPorts", "layerProcessProbe"])
+    expect(Object.keys(Testing).sort()).toEqual(["layerFiles", "layerMemory", "layerProcessProbe", "makeMemoryProcesses", "makeMemoryTree", "makeMemoryWorld"])
+    expect(Object.keys(Cli).sort()).toEqual(["ExitCode", "UsageError", "command"])
+  })
+
+  it.live("a session in the memory world is live until its pid is reused; a refusal is a typed error", () =>
     Effect.gen(function*() {
       const world = makeMemoryWorld()
       const proc = world.processes.spawn()
-      world.files.writeFile(
+      world.tree.writeFile(
         `${world.home.sessionsDirectory}/${proc.pid}.json`,
         JSON.stringify({ pid: proc.pid, sessionId: "s-1", name: "api", messagingSocketPath: "/tmp/s.sock", procStart: proc.startTime })
       )
       const list = Effect.flatMap(Registry.Registry, (r) => r.list).pipe(Effect.provide(layerMemory(world)))
-      expect((yield* list).map((s) => s.name)).toEqual(["api"])
+      expect((yield* list).map((s) => [s.name, s.address])).toEqual([["api", "api"]])
       world.processes.reuse(proc.pid)
       expect(yield* list).toEqual([])
+      const exit = yield* Effect.exit(Effect.flatMap(Registry.Registry, (r) => r.resolve({ sessionId: "s-1" })).pipe(Effect.provide(layerMemory(world))))
+      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error instanceof NotLive).toBe(true)
     }))
 
   it.live("the memory layer carries the settings service too", () =>
     Effect.gen(function*() {
       const world = makeMemoryWorld()
-      const view = yield* Effect.flatMap(Settings.Settings, (s) => s.update(setPolicy("refuse"))).pipe(
-        Effect.provide(layerMemory(world))
-      )
+      const view = yield* Effect.flatMap(Settings.Settings, (s) => s.update(setPolicy("refuse"))).pipe(Effect.provide(layerMemory(world)))
       expect(view).toMatchObject({ crossSessionInbound: "refuse", scope: "user", userAllowsAutomaticDelivery: false })
-      expect(world.files.readText(world.home.settingsFile)).toBe("{\n  \"crossSessionInbound\": \"refuse\"\n}\n")
+      expect(world.tree.readText(world.home.settingsFile)).toBe("{\n  \"crossSessionInbound\": \"refuse\"\n}\n")
     }))
 
   it.live("layerNode on a temporary home: list, settings and the first watch events", () =>
     Effect.gen(function*() {
       const home = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-lib-"))
       try {
-        const layer = layerNode(Option.some(home))
+        const layer = layerNode({ claudeHome: home, timing: { watchWindow: "10 millis" } })
         expect(yield* Effect.flatMap(Registry.Registry, (r) => r.list).pipe(Effect.provide(layer))).toEqual([])
         const view = yield* Effect.flatMap(Settings.Settings, (s) => s.read).pipe(Effect.provide(layer))
         expect(view.crossSessionInbound).toBe(null)
@@ -49,7 +95,11 @@ describe("the package entries", () => {
           path.join(home, "sessions", `${process.pid}.json`),
           JSON.stringify({ pid: process.pid, sessionId: "me", name: "me", messagingSocketPath: "/tmp/me.sock" })
         )
-        const first = yield* Watch.watchSessions({ intervalMillis: 200 }).pipe(Stream.take(1), Stream.runCollect, Effect.provide(layer))
+        const first = yield* Stream.unwrap(Effect.map(Watch.Watch, (w) => w.sessions({ interval: "200 millis" }))).pipe(
+          Stream.take(1),
+          Stream.runCollect,
+          Effect.provide(layer)
+        )
         expect(Chunk.toReadonlyArray(first).map((e) => [e.type, e.session.pid])).toEqual([["appeared", process.pid]])
       } finally {
         fs.rmSync(home, { recursive: true, force: true })

@@ -9,14 +9,8 @@ import { Effect, Layer, Option } from "effect"
 import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import { vi } from "vitest"
-import { makeMemoryProcesses, layerMemory } from "../src/layers/ProcessProbeMemory.js"
-import {
-  listingThreshold,
-  makeNode,
-  parseProcStatStartTime,
-  parsePsLstart,
-  procListsEveryProcess
-} from "../src/layers/ProcessProbeNode.js"
+import { layer as layerMemory, makeMemoryProcesses } from "../src/layers/ProcessProbeMemory.js"
+import { listingThreshold, makeNode, parseProcStat, parsePs, procListsEveryProcess } from "../src/layers/ProcessProbeNode.js"
 import { ProcessProbe, type ProcessState } from "../src/services/ProcessProbe.js"
 
 /** What the suite needs from the world beneath the probe. */
@@ -32,6 +26,10 @@ interface ProcessController {
   readonly kills: () => number
   /** Start-time reads so far, where they can be observed. */
   readonly startTimeReads?: () => number
+  /** A process that has exited and is not reaped: a zombie. */
+  readonly zombie: Effect.Effect<number>
+  /** The process the probe runs as. */
+  readonly self: { readonly pid: number; readonly startTime: string }
 }
 
 const check = (pids: Iterable<number>, startTimeOf: Iterable<number> = []) =>
@@ -141,6 +139,22 @@ const processProbeSuite = (
         expect(liveness.isAlive(unchecked)).toBe(false)
       }))
 
+    test("a zombie (exited, not reaped) is dead, whether or not its start time is asked", () =>
+      Effect.gen(function*() {
+        const pid = yield* controller.zombie
+        expect(yield* check([pid], [pid])).toEqual(new Map([[pid, dead]]))
+        expect(yield* check([pid])).toEqual(new Map([[pid, dead]]))
+        const liveness = yield* Effect.flatMap(ProcessProbe, (probe) => probe.checkLiveness([pid]))
+        expect(yield* liveness.states([pid], new Set([pid]))).toEqual(new Map([[pid, dead]]))
+      }))
+
+    test("self is the process the probe runs as, alive, with its start time", () =>
+      Effect.gen(function*() {
+        const probe = yield* ProcessProbe
+        expect(yield* probe.self).toEqual({ pid: controller.self.pid, startTime: Option.some(controller.self.startTime) })
+        expect((yield* check([controller.self.pid], [controller.self.pid])).get(controller.self.pid)).toEqual(alive(controller.self.startTime))
+      }))
+
     test("pidDomain is this machine's", () =>
       Effect.gen(function*() {
         const probe = yield* ProcessProbe
@@ -162,7 +176,13 @@ processProbeSuite("ProcessProbe memory", () => {
       startTime: (pid) => processes.startTimeOf(pid)!,
       pidDomain: () => Option.some("linux:memory:pid:[1]"),
       kills: () => processes.stats.kills,
-      startTimeReads: () => processes.stats.startTimeReads
+      startTimeReads: () => processes.stats.startTimeReads,
+      zombie: Effect.sync(() => {
+        const { pid } = processes.spawn()
+        processes.exitUnreaped(pid)
+        return pid
+      }),
+      self: processes.self
     }
   }
 })
@@ -299,11 +319,36 @@ const makeChildren = () => {
       child.once("exit", () => resume(Effect.void))
       child.kill("SIGKILL")
     })
+  /**
+   * A real zombie: a shell starts a short-lived child, prints its pid, and replaces itself with a
+   * `sleep` that never waits for it. `killAll` kills that parent, and init reaps the zombie.
+   */
+  const zombie = Effect.async<number>((resume) => {
+    const parent = childProcess.spawn("sh", ["-c", "sleep 0.05 & echo $!; exec sleep 3600"], { stdio: ["ignore", "pipe", "ignore"] })
+    running.set(parent.pid!, parent)
+    parent.stdout!.once("data", (data: Buffer) => {
+      const pid = Number(String(data).trim())
+      const poll = (tries: number) => {
+        if (stateOf(pid) === "Z") return resume(Effect.succeed(pid))
+        if (tries === 0) return resume(Effect.die(new Error(`pid ${pid} did not become a zombie`)))
+        setTimeout(() => poll(tries - 1), 10)
+      }
+      poll(300)
+    })
+  })
   const killAll = () => {
     for (const child of running.values()) child.kill("SIGKILL")
     running.clear()
   }
-  return { spawn, kill, killAll }
+  return { spawn, kill, killAll, zombie }
+}
+
+const stateOf = (pid: number): string | undefined => {
+  try {
+    return /^\d+ \(.*\) (\S)/s.exec(fs.readFileSync(`/proc/${pid}/stat`, "latin1"))?.[1]
+  } catch {
+    return undefined
+  }
 }
 
 /** Counts `kill(pid, 0)` by spying on `process.kill`; the children are killed through their handles. */
@@ -354,7 +399,9 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
       kill: children.kill,
       startTime: procStatField22,
       pidDomain: linuxPidDomain,
-      kills
+      kills,
+      zombie: children.zombie,
+      self: { pid: process.pid, startTime: procStatField22(process.pid) }
     }
   }))
 
@@ -515,7 +562,9 @@ describe.runIf((isLinux || process.platform === "darwin") && hasPs)("ProcessProb
       kill: children.kill,
       startTime: psLstart,
       pidDomain: () => Option.none(),
-      kills
+      kills,
+      zombie: children.zombie,
+      self: { pid: process.pid, startTime: psLstart(process.pid) }
     }
   }))
 
@@ -551,40 +600,43 @@ describe.runIf((isLinux || process.platform === "darwin") && hasPs)("ProcessProb
 // ---------------------------------------------------------------------------------------------
 // Parsers
 
-describe("parseProcStatStartTime", () => {
+describe("parseProcStat", () => {
   const tail = "S 1 1 1 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 9321544 1000 10 18446744073709551615 0 0 0"
+  const running = (startTime: string) => Option.some({ exited: false, startTime: Option.some(startTime) })
 
-  it("reads field 22", () => {
-    expect(parseProcStatStartTime(`4242 (claude) ${tail}\n`)).toEqual(Option.some("9321544"))
+  it("reads the state (field 3) and the start time (field 22)", () => {
+    expect(parseProcStat(`4242 (claude) ${tail}\n`)).toEqual(running("9321544"))
+    expect(parseProcStat(`4242 (claude) ${tail.replace(/^S/, "Z")}`)).toEqual(Option.some({ exited: true, startTime: Option.some("9321544") }))
+    expect(parseProcStat(`4242 (claude) ${tail.replace(/^S/, "X")}`).pipe(Option.map((s) => s.exited))).toEqual(Option.some(true))
+    expect(parseProcStat(`4242 (claude) ${tail.replace(/^S/, "D")}`).pipe(Option.map((s) => s.exited))).toEqual(Option.some(false))
   })
 
   it("counts fields from the last ')', whatever the name holds", () => {
-    expect(parseProcStatStartTime(`4242 (a) (b c) 1 2 3) ${tail}`)).toEqual(Option.some("9321544"))
-    expect(parseProcStatStartTime(`4242 ()) ${tail}`)).toEqual(Option.some("9321544"))
-    expect(parseProcStatStartTime(`4242 (x\ny) ${tail}`)).toEqual(Option.some("9321544"))
+    expect(parseProcStat(`4242 (a) (b c) 1 2 3) ${tail}`)).toEqual(running("9321544"))
+    expect(parseProcStat(`4242 ()) ${tail}`)).toEqual(running("9321544"))
+    expect(parseProcStat(`4242 (x\ny) ${tail}`)).toEqual(running("9321544"))
+    expect(parseProcStat(`4242 (Z Z) ${tail}`)).toEqual(running("9321544"))
   })
 
-  it("is none for what is not a stat line", () => {
-    expect(parseProcStatStartTime("")).toEqual(Option.none())
-    expect(parseProcStatStartTime("4242 claude S 1 1")).toEqual(Option.none())
-    expect(parseProcStatStartTime("4242 (claude) S 1 1 1")).toEqual(Option.none())
-    expect(parseProcStatStartTime(`4242 (claude) ${tail.replace("9321544", "x")}`)).toEqual(Option.none())
+  it("is none for what is not a stat line, and has no start time where field 22 is not one", () => {
+    expect(parseProcStat("")).toEqual(Option.none())
+    expect(parseProcStat("4242 claude S 1 1")).toEqual(Option.none())
+    expect(parseProcStat("4242 (claude) S 1 1 1")).toEqual(Option.some({ exited: false, startTime: Option.none() }))
+    expect(parseProcStat(`4242 (claude) ${tail.replace("9321544", "x")}`)).toEqual(Option.some({ exited: false, startTime: Option.none() }))
   })
 })
 
-describe("parsePsLstart", () => {
-  it("maps each pid to its lstart with white space collapsed", () => {
-    expect(parsePsLstart(" 4242 Mon Nov 30 04:27:32 2026\n  77 Tue Dec  1 10:00:00 2026\n")).toEqual(
-      new Map([[4242, "Mon Nov 30 04:27:32 2026"], [77, "Tue Dec 1 10:00:00 2026"]])
+describe("parsePs", () => {
+  it("maps each pid to its state and its lstart with white space collapsed", () => {
+    expect(parsePs(" 4242 Ss   Mon Nov 30 04:27:32 2026\n  77 Z+ Tue Dec  1 10:00:00 2026\n")).toEqual(
+      new Map([[4242, { exited: false, lstart: "Mon Nov 30 04:27:32 2026" }], [77, { exited: true, lstart: "Tue Dec 1 10:00:00 2026" }]])
     )
   })
 
   it("skips blank lines, lines without a start, and what is not a pid", () => {
-    expect(parsePsLstart("")).toEqual(new Map())
-    expect(parsePsLstart("\n   \n 12\n abc Mon Nov 30 04:27:32 2026\n 0 Mon Nov 30 04:27:32 2026\n")).toEqual(
-      new Map()
-    )
-    expect(parsePsLstart("\r\n 5 Mon Nov 30 04:27:32 2026\r\n")).toEqual(new Map([[5, "Mon Nov 30 04:27:32 2026"]]))
+    expect(parsePs("")).toEqual(new Map())
+    expect(parsePs("\n   \n 12\n 12 S\n abc S Mon Nov 30 04:27:32 2026\n 0 S Mon Nov 30 04:27:32 2026\n")).toEqual(new Map())
+    expect(parsePs("\r\n 5 R Mon Nov 30 04:27:32 2026\r\n")).toEqual(new Map([[5, { exited: false, lstart: "Mon Nov 30 04:27:32 2026" }]]))
   })
 })
 

@@ -1,18 +1,32 @@
 /**
- * `readRecord` decodes a record's descriptive fields with a hand-written function rather than the
- * `RecordDescription` Schema (it runs thousands of times per scan). The Schema stays the documented
- * shape, so the two must give the same answer for any input.
+ * `readRecord` decodes a record's descriptive fields with a loop over the field table rather than
+ * the `RecordDescription` Schema made from the same table (it runs thousands of times per scan): the
+ * two must give the same answer for any input.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc, Schema } from "effect"
 import { decodeRecordDescription, readRecord, RecordDescription } from "../src/domain/Record.js"
 
-const keys = ["cwd", "status", "statusUpdatedAt", "updatedAt", "startedAt", "kind", "waitingFor", "jobId", "version", "tmux"]
+const keys = [
+  "cwd",
+  "messagingSocketPath",
+  "status",
+  "statusUpdatedAt",
+  "updatedAt",
+  "startedAt",
+  "kind",
+  "entrypoint",
+  "nameSource",
+  "waitingFor",
+  "jobId",
+  "version",
+  "tmux"
+]
 
 const value = fc.oneof(
   fc.string(),
   fc.double(),
-  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0, 0, null, undefined, true, false),
+  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0, 0, null, undefined, true, false, ""),
   fc.integer(),
   fc.array(fc.string(), { maxLength: 2 }),
   fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 })

@@ -8,9 +8,9 @@ import { Cause, Effect, Exit, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { VerdictName } from "../src/domain/Verdict.js"
-import { Registry } from "../src/services/Registry.js"
+import { Registry, type ResolveOptions } from "../src/services/Registry.js"
 import { recordText } from "./support/records.js"
-import { makeMemoryWorld, makeNodeWorld, type World } from "./support/worlds.js"
+import { makeMemoryRegistry, makeNodeRegistry, type World } from "./support/worlds.js"
 
 const fixtures = path.resolve(import.meta.dirname, "fixtures/real-records")
 
@@ -30,10 +30,10 @@ const suite = (name: string, makeWorld: () => World) =>
     const list = (world: World) => run(world, Effect.flatMap(Registry, (r) => r.list))
     const verdictOf = async (world: World, file: string): Promise<VerdictName | undefined> =>
       (await inspect(world)).find((e) => path.basename(e.file) === file)?.verdict._tag
-    const resolveExit = (world: World, query: { sessionId: string } | { name: string }) =>
-      Effect.runPromise(Effect.exit(Effect.provide(Effect.flatMap(Registry, (r) => r.resolve(query)), world.layer)))
-    const resolveFailure = async (world: World, query: { sessionId: string } | { name: string }) => {
-      const exit = await resolveExit(world, query)
+    const resolveExit = (world: World, query: { sessionId: string } | { name: string }, options: ResolveOptions = {}) =>
+      Effect.runPromise(Effect.exit(Effect.provide(Effect.flatMap(Registry, (r) => r.resolve(query, options)), world.layer)))
+    const resolveFailure = async (world: World, query: { sessionId: string } | { name: string }, options: ResolveOptions = {}) => {
+      const exit = await resolveExit(world, query, options)
       if (Exit.isSuccess(exit)) throw new Error(`resolved ${JSON.stringify(query)} to pid ${exit.value.pid}`)
       const failure = Cause.failureOption(exit.cause)
       if (Option.isNone(failure)) throw new Error(`resolve died: ${Cause.pretty(exit.cause)}`)
@@ -49,7 +49,7 @@ const suite = (name: string, makeWorld: () => World) =>
         const entries = await inspect(world)
         expect(entries).toHaveLength(1)
         // Until the verdicts of socket-less sessions and spares follow the contract's latest revision.
-        const expected: VerdictName = "parkedJobId" in original ? "parked" : "messagingSocketPath" in original ? "live" : "no_socket"
+        const expected: VerdictName = "parkedJobId" in original ? "parked" : original.spare === true ? "spare" : "live"
         expect(entries[0]!.verdict._tag, file).toBe(expected)
         expect(entries[0]!.sessionId).toBe(original.sessionId)
         expect(entries[0]!.name).toBe(original.name)
@@ -66,6 +66,9 @@ const suite = (name: string, makeWorld: () => World) =>
             statusUpdatedAtMs: original.statusUpdatedAt ?? null,
             startedAtMs: original.startedAt,
             kind: original.kind,
+            entrypoint: original.entrypoint ?? null,
+            nameSource: original.nameSource ?? null,
+            address: original.messagingSocketPath === undefined ? null : original.name,
             waitingFor: original.waitingFor ?? null,
             jobId: original.jobId ?? null,
             version: original.version,
@@ -160,7 +163,7 @@ const suite = (name: string, makeWorld: () => World) =>
       expect(entries.map((e) => e.verdict._tag)).toEqual(Array(4).fill("invalid_pid"))
     }))
 
-    it("pid_mismatch, no_name, no_socket, empty_session_id, parked, other_pid_domain", withWorld(async (world) => {
+    it("pid_mismatch, no_name, empty_session_id, parked, spare, other_pid_domain", withWorld(async (world) => {
       const proc = world.spawn()
       const live = { procStart: proc.startTime, pidDomain: world.pidDomain }
       // Every file names a live process, so only the record's own defect can explain the verdict.
@@ -170,11 +173,12 @@ const suite = (name: string, makeWorld: () => World) =>
         ["no_name", { ...live, name: null }],
         ["no_name", { ...live, name: "" }],
         ["no_name", { ...live, name: 7 }],
-        ["no_socket", { ...live, messagingSocketPath: undefined }],
-        ["no_socket", { ...live, messagingSocketPath: "" }],
-        ["no_socket", { ...live, messagingSocketPath: null }],
         ["empty_session_id", { ...live, sessionId: "" }],
         ["parked", { ...live, parkedJobId: "d781d7b2" }],
+        ["parked", { ...live, parkedJobId: "d781d7b2", spare: true }],
+        ["spare", { ...live, spare: true, kind: "bg", jobId: "7d540b66" }],
+        ["live", { ...live, spare: false }],
+        ["live", { ...live, spare: "true" }],
         ["other_pid_domain", { ...live, pidDomain: "linux:0000:pid:[1]" }],
         ["live", { ...live, parkedJobId: null }],
         ["live", { ...live, pidDomain: 42 }]
@@ -224,6 +228,9 @@ const suite = (name: string, makeWorld: () => World) =>
         statusUpdatedAt: false,
         waitingFor: 1,
         jobId: 2,
+        entrypoint: ["cli"],
+        nameSource: 3,
+        messagingSocketPath: { path: "/tmp/x.sock" },
         somethingNew: { nested: [1, 2, 3] }
       }).replace(/}$/, `,"name":"second"}`)
       world.write(`${proc.pid}.json`, text)
@@ -232,14 +239,17 @@ const suite = (name: string, makeWorld: () => World) =>
         pid: proc.pid,
         sessionId: `00000000-0000-4000-8000-${String(proc.pid).padStart(12, "0")}`,
         name: "second",
+        address: null,
         cwd: null,
-        socketPath: `/tmp/cc-socks/${proc.pid}.sock`,
+        socketPath: null,
         status: null,
         rawStatus: null,
         statusUpdatedAtMs: null,
         updatedAtMs: null,
         startedAtMs: null,
         kind: null,
+        entrypoint: null,
+        nameSource: null,
         waitingFor: null,
         jobId: null,
         version: null,
@@ -330,7 +340,7 @@ const suite = (name: string, makeWorld: () => World) =>
       for (const [query, pids] of cases) {
         const error = await resolveFailure(world, query)
         expect(error._tag, JSON.stringify(query)).toBe("IdentityMismatch")
-        expect(error._tag === "IdentityMismatch" && [...error.pids].sort((x, y) => x - y)).toEqual([...pids].sort((x, y) => x - y))
+        expect(error._tag === "IdentityMismatch" && error.candidates.map((c) => c.pid).sort((x, y) => x - y)).toEqual([...pids].sort((x, y) => x - y))
       }
       // Once the rival is dead, the survivor resolves.
       await world.kill(c.pid)
@@ -338,20 +348,107 @@ const suite = (name: string, makeWorld: () => World) =>
       const exit = await resolveExit(world, { name: "alpha" })
       expect(Exit.isSuccess(exit) && exit.value.pid).toBe(a.pid)
     }))
+
+    it("a session without a socket is live with socketPath null; resolve refuses it with not_addressable", withWorld(async (world) => {
+      const proc = world.spawn()
+      for (const socket of [undefined, null, "", 17]) {
+        world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime, sessionId: "s-r", name: "restricted", messagingSocketPath: socket }))
+        const [session] = await list(world)
+        expect(session, String(socket)).toMatchObject({ pid: proc.pid, socketPath: null, address: null })
+        const error = await resolveFailure(world, { sessionId: "s-r" })
+        expect(error._tag).toBe("NotAddressable")
+        expect(error._tag === "NotAddressable" && error.session).toEqual({
+          pid: proc.pid,
+          sessionId: "s-r",
+          name: "restricted",
+          socketPath: null,
+          kind: "interactive",
+          jobId: null
+        })
+        expect((await resolveFailure(world, { name: "restricted" }))._tag).toBe("NotAddressable")
+      }
+    }))
+
+    it("dead: a process that has exited but is not reaped (a zombie) runs nothing", withWorld(async (world) => {
+      const zombie = await world.zombie()
+      world.write(`${zombie.pid}.json`, recordText(zombie.pid, { procStart: zombie.startTime }))
+      expect(await verdictOf(world, `${zombie.pid}.json`)).toBe("dead")
+      expect(await list(world)).toEqual([])
+    }))
+
+    it("a spare is neither listed nor resolvable; rewritten without `spare`, it is a session", withWorld(async (world) => {
+      const proc = world.spawn()
+      const spare = { procStart: proc.startTime, kind: "bg", sessionId: "s-spare", name: "7d540b66", jobId: "7d540b66" }
+      world.write(`${proc.pid}.json`, recordText(proc.pid, { ...spare, spare: true }))
+      expect(await list(world)).toEqual([])
+      const error = await resolveFailure(world, { sessionId: "s-spare" })
+      expect(error._tag === "NotLive" && error.reasons.map((r) => r.verdict)).toEqual(["spare"])
+      world.write(`${proc.pid}.json`, recordText(proc.pid, spare))
+      expect((await list(world)).map((s) => s.pid)).toEqual([proc.pid])
+    }))
+
+    it("names compare under Claude Code's normalization: `Api Server` finds `api-server`; `Docs` and `docs` are one address", withWorld(async (world) => {
+      const [a, b, c] = [world.spawn(), world.spawn(), world.spawn()]
+      world.write(`${a.pid}.json`, recordText(a.pid, { procStart: a.startTime, sessionId: "s-a", name: "api-server" }))
+      world.write(`${b.pid}.json`, recordText(b.pid, { procStart: b.startTime, sessionId: "s-b", name: "Docs" }))
+      world.write(`${c.pid}.json`, recordText(c.pid, { procStart: c.startTime, sessionId: "s-c", name: " docs\u200b" }))
+      for (const name of ["Api Server", "API-SERVER", "  api server\t", "ａｐｉ-server"]) {
+        const exit = await resolveExit(world, { name })
+        expect(Exit.isSuccess(exit) && exit.value.pid, name).toBe(a.pid)
+      }
+      const shared = await resolveFailure(world, { name: "docs" })
+      expect(shared._tag === "IdentityMismatch" && shared.candidates.map((x) => x.pid).sort()).toEqual([b.pid, c.pid].sort())
+      const addresses = new Map((await list(world)).map((s) => [s.pid, s.address]))
+      expect(addresses.get(a.pid)).toBe("api-server")
+      expect(addresses.get(b.pid)).toBe(`uds:/tmp/cc-socks/${b.pid}.sock`)
+      expect(addresses.get(c.pid)).toBe(`uds:/tmp/cc-socks/${c.pid}.sock`)
+    }))
+
+    it("a shared name: by id a refusal that names the option; with allowSharedName the session, addressed by its socket", withWorld(async (world) => {
+      const [a, b] = [world.spawn(), world.spawn()]
+      const job = { kind: "bg", name: "(backgrounded)" }
+      world.write(`${a.pid}.json`, recordText(a.pid, { ...job, procStart: a.startTime, sessionId: "s-a", jobId: "aaaa1111" }))
+      world.write(`${b.pid}.json`, recordText(b.pid, { ...job, procStart: b.startTime, sessionId: "s-b", jobId: "bbbb2222" }))
+      const refused = await resolveFailure(world, { sessionId: "s-a" })
+      expect(refused._tag).toBe("IdentityMismatch")
+      if (refused._tag !== "IdentityMismatch") return
+      expect(refused.shared).toBe("name")
+      expect(refused.candidates).toEqual([
+        { pid: a.pid, sessionId: "s-a", name: "(backgrounded)", socketPath: `/tmp/cc-socks/${a.pid}.sock`, kind: "bg", jobId: "aaaa1111" },
+        { pid: b.pid, sessionId: "s-b", name: "(backgrounded)", socketPath: `/tmp/cc-socks/${b.pid}.sock`, kind: "bg", jobId: "bbbb2222" }
+      ])
+      expect(refused.message).toMatch(/allow-shared-name|allowSharedName/)
+      const allowed = await resolveExit(world, { sessionId: "s-a" }, { allowSharedName: true })
+      expect(Exit.isSuccess(allowed) && [allowed.value.pid, allowed.value.address]).toEqual([a.pid, `uds:/tmp/cc-socks/${a.pid}.sock`])
+      // The option does not make a shared session id unambiguous, nor a name shared by two.
+      world.write(`${b.pid}.json`, recordText(b.pid, { ...job, procStart: b.startTime, sessionId: "s-a", jobId: "bbbb2222" }))
+      expect((await resolveFailure(world, { sessionId: "s-a" }, { allowSharedName: true }))._tag).toBe("IdentityMismatch")
+      expect((await resolveFailure(world, { name: "(backgrounded)" }))._tag).toBe("IdentityMismatch")
+    }))
+
+    it("a parked record whose window's process exited says so, not that the window runs", withWorld(async (world) => {
+      const proc = world.spawn()
+      world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime, sessionId: "s-p", parkedJobId: "d781d7b2" }))
+      const running = await resolveFailure(world, { sessionId: "s-p" })
+      expect(running._tag === "NotLive" && running.reasons[0]?.detail).toBe("parked: the session moved to background job d781d7b2")
+      await world.kill(proc.pid)
+      const gone = await resolveFailure(world, { sessionId: "s-p" })
+      expect(gone._tag === "NotLive" && gone.reasons[0]?.detail).toMatch(/^parked, and the window's process has exited/)
+    }))
   })
 
 describe("registry: checks the OS cannot play as root (memory layers)", () => {
   it("a file that cannot be read is unreadable, unless it is too large: too_large comes first", async () => {
-    const world = makeMemoryWorld()
+    const world = makeMemoryRegistry()
     const proc = world.spawn()
     world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime, padding: "x".repeat(300 * 1024) }))
-    world.files.setUnreadable(`${world.sessions}/${proc.pid}.json`)
+    world.world.tree.setUnreadable(`${world.sessions}/${proc.pid}.json`)
     world.write("77.json", recordText(77))
-    world.files.setUnreadable(`${world.sessions}/77.json`)
+    world.world.tree.setUnreadable(`${world.sessions}/77.json`)
     const entries = await Effect.runPromise(Effect.provide(Effect.flatMap(Registry, (r) => r.inspect), world.layer))
     expect(entries.map((e) => [e.pid, e.verdict._tag])).toEqual([[proc.pid, "too_large"], [77, "unreadable"]])
   })
 })
 
-suite("memory", makeMemoryWorld)
-suite("node", makeNodeWorld)
+suite("memory", makeMemoryRegistry)
+suite("node", makeNodeRegistry)

@@ -11,14 +11,14 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { Registry } from "../src/services/Registry.js"
 import { recordText } from "./support/records.js"
-import { makeNodeWorld, type World } from "./support/worlds.js"
+import { makeNodeRegistry, type World } from "./support/worlds.js"
 
 const worlds: Array<World> = []
 afterEach(async () => {
   await Promise.all(worlds.splice(0).map((w) => w.close()))
 })
 const newWorld = () => {
-  const world = makeNodeWorld()
+  const world = makeNodeRegistry()
   worlds.push(world)
   return world
 }

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { layerMemory as filesLayerMemory } from "../src/layers/FilesMemory.js"
+import * as FilesMemory from "../src/layers/FilesMemory.js"
 import { makeMemoryWorld } from "../src/layers/Memory.js"
-import { layerMemory as probeLayerMemory } from "../src/layers/ProcessProbeMemory.js"
+import * as ProcessProbeMemory from "../src/layers/ProcessProbeMemory.js"
 import * as ClaudeHome from "../src/services/ClaudeHome.js"
 import { Files } from "../src/services/Files.js"
 import * as Registry from "../src/services/Registry.js"
@@ -15,7 +15,7 @@ import { recordText } from "./support/records.js"
 
 describe("Registry.list on a mostly stale registry", () => {
   const world = makeMemoryWorld()
-  const { files, processes, home } = world
+  const { home, processes, tree: files } = world
   const write = (name: string, text: string) => files.writeFile(`${home.sessionsDirectory}/${name}`, text)
   const live = processes.spawn()
   const reused = processes.spawn()
@@ -37,9 +37,9 @@ describe("Registry.list on a mostly stale registry", () => {
         return inner.readBounded(path, options)
       }
     }))
-  ).pipe(Layer.provide(filesLayerMemory(files)))
+  ).pipe(Layer.provide(FilesMemory.layer(files)))
   const layer = Registry.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(countingFiles, probeLayerMemory(processes), Layer.succeed(ClaudeHome.ClaudeHome, home)))
+    Layer.provideMerge(Layer.mergeAll(countingFiles, ProcessProbeMemory.layer(processes), Layer.succeed(ClaudeHome.ClaudeHome, home)))
   )
 
   it.effect("reads only the files of live pids, one kill per pid, start times only for records that passed", () =>

@@ -7,9 +7,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import type { Session } from "../src/domain/Session.js"
 import type { VerdictName } from "../src/domain/Verdict.js"
-import { Registry } from "../src/services/Registry.js"
+import { normalizeName } from "../src/domain/Names.js"
+import type { RegistryEntry } from "../src/domain/Verdict.js"
+import { Registry, type ResolveQuery } from "../src/services/Registry.js"
 import { recordText } from "./support/records.js"
-import { makeMemoryWorld } from "./support/worlds.js"
+import { makeMemoryRegistry } from "./support/worlds.js"
 
 const intents = [
   "live",
@@ -21,7 +23,9 @@ const intents = [
   "reused_after_write",
   "parked",
   "no_name",
-  "no_socket",
+  "without_socket",
+  "spare",
+  "zombie",
   "empty_session_id",
   "malformed",
   "torn_then_whole",
@@ -44,7 +48,9 @@ const expectedVerdict: Record<Intent, VerdictName> = {
   reused_after_write: "pid_reused",
   parked: "parked",
   no_name: "no_name",
-  no_socket: "no_socket",
+  without_socket: "live",
+  spare: "spare",
+  zombie: "dead",
   empty_session_id: "empty_session_id",
   malformed: "malformed",
   torn_then_whole: "live",
@@ -64,13 +70,24 @@ const status = fc.oneof(
 
 const extra = fc.dictionary(
   fc.string({ minLength: 1, maxLength: 8 }).filter((k) =>
-    !["pid", "sessionId", "name", "messagingSocketPath", "parkedJobId", "procStart", "pidDomain", "__proto__"].includes(k)
+    !["pid", "sessionId", "name", "messagingSocketPath", "parkedJobId", "procStart", "pidDomain", "spare", "__proto__"].includes(k)
   ),
   fc.jsonValue({ maxDepth: 2 }),
   { maxKeys: 3 }
 )
 
-const fileSpec = fc.record({ pid: fc.integer({ min: 1, max: 60_000 }), intent: fc.constantFrom(...intents), status, extra })
+/** Few ids and names, so that generated registries share them as real ones do (derived names collide, `(backgrounded)` jobs). */
+const sessionIds = ["s-1", "s-2", "s-3"] as const
+const names = ["alpha", "Alpha", " alpha ", "beta", "(backgrounded)"] as const
+
+const fileSpec = fc.record({
+  pid: fc.integer({ min: 1, max: 60_000 }),
+  intent: fc.constantFrom(...intents),
+  status,
+  extra,
+  sessionId: fc.constantFrom(...sessionIds),
+  name: fc.constantFrom(...names)
+})
 const registrySpec = fc.uniqueArray(fileSpec, { selector: (f) => f.pid, maxLength: 24 })
 type FileSpec = typeof fileSpec extends fc.Arbitrary<infer A> ? A : never
 
@@ -78,11 +95,11 @@ const fileName = (spec: FileSpec) => (spec.intent === "not_a_record" ? `0${spec.
 
 /** Lays the generated files and processes out in a fresh in-memory world. */
 const build = (specs: ReadonlyArray<FileSpec>) => {
-  const world = makeMemoryWorld()
-  const { files, processes } = world
+  const world = makeMemoryRegistry()
+  const { processes, tree: files } = world.world
   const path = (spec: FileSpec) => `${world.sessions}/${fileName(spec)}`
   for (const spec of specs) {
-    const base = { status: spec.status, ...spec.extra }
+    const base = { status: spec.status, ...spec.extra, sessionId: spec.sessionId, name: spec.name }
     const started = processes.spawn({ pid: spec.pid })
     const live = { ...base, procStart: started.startTime, pidDomain: world.pidDomain }
     const write = (options: Record<string, unknown>, pid: unknown = spec.pid) => world.write(fileName(spec), recordText(pid, options))
@@ -120,8 +137,15 @@ const build = (specs: ReadonlyArray<FileSpec>) => {
       case "no_name":
         write({ ...live, name: "" })
         break
-      case "no_socket":
+      case "without_socket":
         write({ ...live, messagingSocketPath: undefined })
+        break
+      case "spare":
+        write({ ...live, spare: true, kind: "bg" })
+        break
+      case "zombie":
+        write(live)
+        processes.exitUnreaped(spec.pid)
         break
       case "empty_session_id":
         write({ ...live, sessionId: "" })
@@ -154,8 +178,11 @@ const build = (specs: ReadonlyArray<FileSpec>) => {
   return world
 }
 
-const scan = (world: ReturnType<typeof makeMemoryWorld>) =>
-  Effect.provide(Effect.flatMap(Registry, (r) => Effect.all({ entries: r.inspect, live: r.list })), world.layer)
+/** The torn-read retry needs no real pause in memory: the tear is spent by the first read. */
+const layerOf = (world: ReturnType<typeof makeMemoryRegistry>) => world.layerWith({ timing: { tornReadRetry: 0 } })
+
+const scan = (world: ReturnType<typeof makeMemoryRegistry>) =>
+  Effect.provide(Effect.flatMap(Registry, (r) => Effect.all({ entries: r.inspect, live: r.list })), layerOf(world))
 
 const expectedStatus = (raw: unknown): Session["status"] =>
   raw === "busy" ? "busy" : raw === "idle" || raw === "shell" ? "idle" : raw === "waiting" ? "waiting" : null
@@ -194,13 +221,13 @@ describe("registry properties (in-memory layers)", () => {
         specs.forEach((spec, i) => {
           switch (i % 3) {
             case 0:
-              world.processes.kill(spec.pid)
+              world.world.processes.kill(spec.pid)
               break
             case 1:
-              world.processes.reuse(spec.pid)
+              world.world.processes.reuse(spec.pid)
               break
             case 2:
-              world.write(fileName(spec), recordText(spec.pid, { parkedJobId: "abc", procStart: world.processes.startTimeOf(spec.pid) }))
+              world.write(fileName(spec), recordText(spec.pid, { parkedJobId: "abc", procStart: world.world.processes.startTimeOf(spec.pid) }))
               break
           }
         })
@@ -227,5 +254,59 @@ describe("registry properties (in-memory layers)", () => {
         expect(verdictIn(alone.entries)).toBe(expectedVerdict[chosen.intent])
       }),
     { fastCheck: { numRuns: 40 } }
+  )
+
+  /**
+   * The contract's resolving rules applied to the full scan: exactly one live record carries the id
+   * (or the name, normalized), its name (or id) is carried by no other live record unless a shared
+   * name is allowed, and it has a socket. Written from the rules, not from the service's code.
+   */
+  const oracle = (entries: ReadonlyArray<RegistryEntry>, query: ResolveQuery, allowSharedName: boolean) => {
+    const live = entries.flatMap((e) => (e.verdict._tag === "live" ? [e.verdict.session] : []))
+    const asks = (sessionId: string | null, name: string | null) =>
+      query.sessionId !== undefined ? sessionId === query.sessionId : name !== null && normalizeName(name) === normalizeName(query.name)
+    const found = live.filter((s) => asks(s.sessionId, s.name))
+    if (found.length === 0) {
+      return { _tag: "NotLive", verdicts: entries.filter((e) => e.verdict._tag !== "live" && asks(e.sessionId, e.name)).map((e) => e.verdict._tag) }
+    }
+    if (found.length > 1) return { _tag: "IdentityMismatch", pids: found.map((s) => s.pid).sort((a, b) => a - b) }
+    const [one] = found
+    const others = live.filter((s) => s.pid !== one!.pid)
+    const rivals = query.sessionId !== undefined
+      ? (allowSharedName ? [] : others.filter((s) => normalizeName(s.name) === normalizeName(one!.name)))
+      : others.filter((s) => s.sessionId === one!.sessionId)
+    if (rivals.length > 0) return { _tag: "IdentityMismatch", pids: [one!, ...rivals].map((s) => s.pid).sort((a, b) => a - b) }
+    if (one!.socketPath === null) return { _tag: "NotAddressable", pid: one!.pid }
+    return { _tag: "Success", pid: one!.pid }
+  }
+
+  it.live.prop(
+    "resolve, which reads only the live pids' files unless it refuses with not_live, answers as the rules over the full scan",
+    {
+      specs: registrySpec,
+      query: fc.oneof(
+        fc.constantFrom(...sessionIds, "s-unknown").map((sessionId): ResolveQuery => ({ sessionId })),
+        fc.constantFrom(...names, "ALPHA", "nobody").map((name): ResolveQuery => ({ name }))
+      ),
+      allowSharedName: fc.boolean()
+    },
+    ({ allowSharedName, query, specs }) =>
+      Effect.gen(function*() {
+        const world = build(specs)
+        const options = query.sessionId !== undefined ? { allowSharedName } : {}
+        const { entries } = yield* scan(world)
+        const exit = yield* Effect.provide(Effect.flatMap(Registry, (r) => Effect.either(r.resolve(query, options))), layerOf(world))
+        const answer = exit._tag === "Right"
+          ? { _tag: "Success", pid: exit.right.pid }
+          : exit.left._tag === "NotLive"
+          ? { _tag: "NotLive", verdicts: exit.left.reasons.map((r) => r.verdict) }
+          : exit.left._tag === "IdentityMismatch"
+          ? { _tag: "IdentityMismatch", pids: exit.left.candidates.map((c) => c.pid).sort((a, b) => a - b) }
+          : exit.left._tag === "NotAddressable"
+          ? { _tag: "NotAddressable", pid: exit.left.session.pid }
+          : { _tag: exit.left._tag }
+        expect(answer).toEqual(oracle(entries, query, allowSharedName === true && query.sessionId !== undefined))
+      }),
+    { timeout: 60_000, fastCheck: { numRuns: 200 } }
   )
 })

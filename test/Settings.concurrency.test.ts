@@ -10,7 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, FastCheck, Fiber, Option, TestClock } from "effect"
 import { type InboundPolicy, type PolicyChange, resetPolicy, setPolicy } from "../src/domain/Settings.js"
 import { maxMergeRetries, Settings } from "../src/services/Settings.js"
-import { makeMemoryHome, type MemoryHome } from "./support/settingsHomes.js"
+import { makeObservedMemoryHome as makeMemoryHome, type MemoryHome } from "./support/settingsHomes.js"
 
 const hex = (bytes: Uint8Array) => bytesToHex(blake3(bytes))
 
@@ -51,7 +51,9 @@ describe("settings: concurrent writers (memory)", () => {
         const error = yield* Effect.flip(inHome(home, update(change, revision)))
         const remaining = home.read("settings.json")!
         expect(error._tag).toBe("ChangedDuringWrite")
-        expect(error).toMatchObject({ expectedRevision: revision, observedRevision: hex(remaining) })
+        // Seen when the update reads again under the lock, or only at the compare-before-rename.
+        const conflict = moment === "after-first-read" ? "revision" : "overtaken"
+        expect(error).toMatchObject({ expectedRevision: revision, actualRevision: hex(remaining), conflict })
         expect(JSON.parse(new TextDecoder().decode(remaining))).toEqual({
           crossSessionInbound: "bogus",
           n: 1,
@@ -83,13 +85,14 @@ describe("settings: concurrent writers (memory)", () => {
         } else {
           const error = yield* Effect.flip(exit)
           expect(error._tag).toBe("ChangedDuringWrite")
-          expect(error).toMatchObject({ expectedRevision: null, observedRevision: hex(remaining) })
+          expect(error).toMatchObject({ expectedRevision: null, actualRevision: hex(remaining), conflict: "overtaken" })
           expect(document.crossSessionInbound).toBeUndefined()
         }
         // The bits are those of the file the update replaced: the other writer's (0600) once it wrote.
         expect(home.modeOf("settings.json")).toBe(writers === 0 ? 0o640 : 0o600)
         expect(ours(home)).toEqual([])
-      })
+      }),
+    { timeout: 30_000 }
   )
 
   it.effect("while replacing, the lock names this process and its start time, and the temporary file has the old bits", () =>
@@ -102,9 +105,9 @@ describe("settings: concurrent writers (memory)", () => {
         seen = { lock: home.files.readText(home.lockFile), temps, mode: home.modeOf(temps[0]!) }
       })
       yield* inHome(home, update(setPolicy("hold")))
-      expect(seen!.lock).toBe(`${process.pid} ${home.processes.startTimeOf(process.pid)}\n`)
+      expect(seen!.lock).toBe(`${home.self.pid} ${home.self.startTime} ${home.pidDomain}\n`)
       expect(seen!.temps).toHaveLength(1)
-      expect(seen!.temps[0]).toMatch(new RegExp(`^\\.settings\\.json\\.claude-peers-${process.pid}-[0-9a-f]{16}\\.tmp$`))
+      expect(seen!.temps[0]).toMatch(new RegExp(`^\\.settings\\.json\\.claude-peers-${home.self.pid}-[0-9a-z]+\\.tmp$`))
       expect(seen!.mode).toBe(0o640)
       expect(ours(home)).toEqual([])
     }))
@@ -188,7 +191,7 @@ describe("settings: concurrent writers (memory)", () => {
       expect(home.list()).toEqual(["settings.json"])
     }))
 
-  it.effect("stale locks (dead pid, reused pid, start time unreadable but dead) are broken without waiting", () =>
+  it.effect("stale locks (dead pid, reused pid, a zombie holder) are broken without waiting", () =>
     Effect.gen(function*() {
       for (const make of [
         (home: MemoryHome) => {
@@ -202,9 +205,9 @@ describe("settings: concurrent writers (memory)", () => {
           return `${pid} ${startTime}\n`
         },
         (home: MemoryHome) => {
-          const { pid } = home.processes.spawn()
-          home.processes.kill(pid)
-          return `${pid}\n`
+          const { pid, startTime } = home.processes.spawn()
+          home.processes.exitUnreaped(pid)
+          return `${pid} ${startTime}\n`
         }
       ]) {
         const home = makeMemoryHome()
@@ -212,6 +215,37 @@ describe("settings: concurrent writers (memory)", () => {
         expect((yield* inHome(home, update(setPolicy("accept")))).crossSessionInbound).toBe("accept")
         expect(home.list()).toEqual(["settings.json"])
       }
+    }))
+
+  it.effect("a lock that names no holder (garbage, a bare live pid, empty, over 4 KiB) is broken once unchanged for 2 s, not before", () =>
+    Effect.gen(function*() {
+      for (const lock of ["garbage\n", "1\n", `${process.pid}\n`, "", "4242 ".repeat(1000) + "\n", "\u0000\u0000"]) {
+        const home = makeMemoryHome()
+        home.write("settings.json", start)
+        home.write(".settings.json.claude-peers.lock", lock)
+        const fiber = yield* Effect.fork(inHome(home, update(setPolicy("refuse"))))
+        yield* TestClock.adjust("1990 millis")
+        expect(Option.isNone(yield* Fiber.poll(fiber)), JSON.stringify(lock.slice(0, 20))).toBe(true)
+        yield* TestClock.adjust("40 millis")
+        expect((yield* Fiber.join(fiber)).crossSessionInbound).toBe("refuse")
+        expect(home.list()).toEqual(["settings.json"])
+      }
+    }))
+
+  it.effect("a lock held in another pid domain is waited for, and broken only once unchanged for 10 s", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      home.write("settings.json", start)
+      // The pid is alive here, and dead or alive there: nothing here can tell.
+      const lock = `${home.self.pid} ${home.self.startTime}9 linux:elsewhere:pid:[4026532000]\n`
+      home.write(".settings.json.claude-peers.lock", lock)
+      const fiber = yield* Effect.fork(inHome(home, update(setPolicy("hold"))))
+      yield* TestClock.adjust("9990 millis")
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      expect(home.files.readText(home.lockFile)).toBe(lock)
+      yield* TestClock.adjust("40 millis")
+      expect((yield* Fiber.join(fiber)).crossSessionInbound).toBe("hold")
+      expect(home.list()).toEqual(["settings.json"])
     }))
 
   it.effect("a live holder whose start time cannot be read is still a live holder", () =>

@@ -1,9 +1,8 @@
 /**
  * The built command on the real OS, in temporary Claude homes: its answers and exit codes, many
  * `settings set` processes racing a writer that behaves like Claude Code, guarded runs racing each
- * other, and SIGKILL at random moments. The command is `bin/claude-peers.js` once the build
- * (`npm run build`) has the `settings` subcommand; until then, a bundle of
- * `test/support/settingsCli.mjs`, which wires the same root over the sources.
+ * other, and SIGKILL at random moments. The command is `bin/claude-peers.js`, as `npm run build` made it;
+ * the update loop that the kill test kills is a bundle of `test/support/settingsUpdateLoop.mjs`.
  */
 import { blake3 } from "@noble/hashes/blake3.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
@@ -16,19 +15,8 @@ import * as path from "node:path"
 
 const root = path.resolve(import.meta.dirname, "..")
 const support = path.join(root, "test/support")
-/**
- * Whether the built command (what `bin/claude-peers.js` loads: the bundle, or the `tsc` output
- * without one) has the `settings` subcommand. The span name survives minification.
- */
-const builtCommandListsSettings = (): boolean => {
-  const read = (file: string) => (fs.existsSync(path.join(root, file)) ? fs.readFileSync(path.join(root, file), "utf8") : null)
-  const bundle = read("dist/claude-peers.cjs")
-  if (bundle !== null) return bundle.includes("settings-set")
-  return read("dist/cli/Root.js")?.includes("settingsCommand") === true
-}
-const rootListsSettings = builtCommandListsSettings()
 const bundles = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-settings-bundles-"))
-const cli = rootListsSettings ? path.join(root, "bin/claude-peers.js") : path.join(bundles, "settingsCli.cjs")
+const cli = path.join(root, "bin/claude-peers.js")
 const updateLoop = path.join(bundles, "settingsUpdateLoop.cjs")
 
 const hex = (bytes: Uint8Array) => bytesToHex(blake3(bytes))
@@ -70,11 +58,11 @@ const claudePeers = (home: string, ...args: Array<string>): Promise<Run> =>
 const settingsOf = (home: string) => path.join(home, "settings.json")
 const leftovers = (home: string) => fs.readdirSync(home).filter((name) => name.includes("claude-peers") || name.includes(".tmp"))
 
-// One file each: a process that loads one bundle starts several times faster than one that
-// resolves hundreds of modules, which keeps dozens of processes within the test's time.
+// One file: a process that loads one bundle starts several times faster than one that resolves
+// hundreds of modules, which keeps dozens of processes within the test's time.
 beforeAll(async () => {
   await esbuild.build({
-    entryPoints: [path.join(support, "settingsCli.mjs"), path.join(support, "settingsUpdateLoop.mjs")],
+    entryPoints: [path.join(support, "settingsUpdateLoop.mjs")],
     bundle: true,
     platform: "node",
     format: "cjs",

@@ -147,7 +147,7 @@ describe("settings properties (memory)", () => {
         home.write("settings.json", document.text, 0o600)
         const settings = yield* Effect.provide(Settings, home.layer)
         yield* settings.update(change)
-        const after = home.files.readText(home.settingsFile)!
+        const after = new TextDecoder().decode(home.read("settings.json")!)
         // Removing every top-level crossSessionInbound member (with its separator) from both texts
         // leaves the same text, up to the white space between members that an insertion or removal
         // necessarily touches.

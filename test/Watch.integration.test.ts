@@ -5,17 +5,16 @@
  * assert that events arrive, in order; the latencies themselves are measured by `bench/watch.mjs`.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Stream } from "effect"
+import { Effect, Fiber, Stream } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { SessionEvent } from "../src/domain/SessionEvent.js"
-import * as ClaudeHome from "../src/services/ClaudeHome.js"
-import { watchSessions } from "../src/services/Watch.js"
+import * as Watch from "../src/services/Watch.js"
 import { binPath } from "./support/cli.js"
 import { recordText, type RecordOptions } from "./support/records.js"
-import { killAndReap, linuxPidDomain, makeNodeWorld, startSleeper, startTimeOf, type World } from "./support/worlds.js"
+import { killAndReap, linuxPidDomain, makeNodeRegistry as makeNodeWorld, startSleeper, startTimeOf, type World } from "./support/worlds.js"
 
 const pollMillis = 10
 /** Far above the contract's 500 ms: these tests prove arrival, not speed, on a machine that may be busy. */
@@ -43,9 +42,9 @@ const recordFor = (world: World, pid: number, options: RecordOptions = {}) =>
 const runWatch = (world: World, intervalMillis: number) => {
   const events: Array<{ readonly at: number; readonly event: SessionEvent }> = []
   const fiber = Effect.runFork(
-    watchSessions({ intervalMillis }).pipe(
+    Stream.unwrap(Effect.map(Watch.Watch, (watch) => watch.sessions({ interval: intervalMillis }))).pipe(
       Stream.runForEach((event) => Effect.sync(() => events.push({ at: performance.now(), event }))),
-      Effect.provide(Layer.merge(world.layer, ClaudeHome.layer(world.home)))
+      Effect.provide(world.layer)
     )
   )
   let read = 0
@@ -198,8 +197,8 @@ describe("claude-peers watch", { timeout: 60_000 }, () => {
       expect(Object.keys(appeared)).toEqual(["type", "session"])
       expect(appeared).toMatchObject({ type: "appeared", session: { pid: sleeper.pid, name: "first", file } })
       expect(Object.keys(appeared.session)).toEqual([
-        "pid", "sessionId", "name", "cwd", "socketPath", "status", "rawStatus", "statusUpdatedAtMs", "updatedAtMs",
-        "startedAtMs", "kind", "waitingFor", "jobId", "version", "tmux", "file"
+        "pid", "sessionId", "name", "address", "cwd", "socketPath", "status", "rawStatus", "statusUpdatedAtMs", "updatedAtMs",
+        "startedAtMs", "kind", "entrypoint", "nameSource", "waitingFor", "jobId", "version", "tmux", "file"
       ])
 
       fs.writeFileSync(file, record({ name: "first", status: "busy" }))

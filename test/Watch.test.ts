@@ -4,31 +4,39 @@
  * directory that appears late, is removed and comes back. Nothing here waits on the wall clock.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Layer, Queue, Stream, TestClock } from "effect"
+import { Chunk, Duration, Effect, Fiber, Layer, Queue, Stream, TestClock } from "effect"
 import type { SessionEvent } from "../src/domain/SessionEvent.js"
-import { layerMemory as filesLayerMemory } from "../src/layers/FilesMemory.js"
-import { layerMemory as probeLayerMemory } from "../src/layers/ProcessProbeMemory.js"
+import * as FilesMemory from "../src/layers/FilesMemory.js"
+import * as ProcessProbeMemory from "../src/layers/ProcessProbeMemory.js"
 import * as ClaudeHome from "../src/services/ClaudeHome.js"
 import { Files } from "../src/services/Files.js"
 import { ProcessProbe } from "../src/services/ProcessProbe.js"
 import * as Registry from "../src/services/Registry.js"
-import {
-  defaultDebounceMillis,
-  defaultIntervalMillis,
-  directoryPollMillis,
-  rereadEveryIntervals,
-  watchSessions,
-  type WatchOptions
-} from "../src/services/Watch.js"
+import { defaults } from "../src/services/Timing.js"
+import * as Watch from "../src/services/Watch.js"
 import { recordText, type RecordOptions } from "./support/records.js"
-import { makeMemoryWorld, type Process } from "./support/worlds.js"
+import { makeMemoryRegistry, type Process } from "./support/worlds.js"
 
+/** A memory world seen from its registry directory, with its tree and process table at hand. */
+const makeMemoryWorld = () => {
+  const world = makeMemoryRegistry()
+  return { ...world, files: world.world.tree, processes: world.world.processes }
+}
 type MemoryWorld = ReturnType<typeof makeMemoryWorld>
 
-const interval = defaultIntervalMillis
-const window = defaultDebounceMillis
+const { rereadEveryIntervals } = Watch
+const interval = Duration.toMillis(defaults.watchInterval)
+const window = Duration.toMillis(defaults.watchWindow)
+const directoryPollMillis = Duration.toMillis(defaults.directoryPoll)
 /** The registry's wait before it re-reads a record that did not parse. */
-const tornRetry = Registry.tornReadRetryMillis
+const tornRetry = Duration.toMillis(defaults.tornReadRetry)
+
+interface WatchOptions {
+  readonly intervalMillis?: number
+}
+
+const watchSessions = (options: WatchOptions = {}) =>
+  Stream.unwrap(Effect.map(Watch.Watch, (watch) => watch.sessions(options.intervalMillis === undefined ? {} : { interval: options.intervalMillis })))
 
 /** A record that is live in this world while `proc` runs. */
 const writeLive = (world: MemoryWorld, proc: Process, options: RecordOptions = {}) =>
@@ -53,10 +61,11 @@ const layerOf = (world: MemoryWorld, doubles: Doubles = {}) => {
       inspect: Effect.zipRight(Effect.sync(() => doubles.onRead?.()), registry.inspect)
     }))
   )
-  return registry.pipe(
+  return Watch.layer.pipe(
+    Layer.provideMerge(registry),
     Layer.provideMerge(Layer.mergeAll(
-      doubles.files === undefined ? filesLayerMemory(world.files) : Layer.succeed(Files, doubles.files),
-      doubles.probe === undefined ? probeLayerMemory(world.processes) : Layer.succeed(ProcessProbe, doubles.probe),
+      doubles.files === undefined ? FilesMemory.layer(world.files) : Layer.succeed(Files, doubles.files),
+      doubles.probe === undefined ? ProcessProbeMemory.layer(world.processes) : Layer.succeed(ProcessProbe, doubles.probe),
       ClaudeHome.layer(world.home)
     ))
   )
@@ -220,7 +229,7 @@ describe("watch", () => {
     Effect.gen(function*() {
       const world = makeMemoryWorld()
       // A directory watch that never reports anything, as on a network file system.
-      const deaf: Files = { ...world.files.files, watch: () => Stream.never }
+      const deaf: Files = { ...FilesMemory.make(world.files), watch: () => Stream.never }
       const watch = yield* startWatch(world, {}, { files: deaf })
       const proc = world.processes.spawn()
       writeLive(world, proc)
@@ -281,14 +290,31 @@ describe("watch", () => {
       expect(yield* watch.summaries(window)).toEqual([`appeared ${proc.pid}`])
     }))
 
-  it.scoped("gone with any other verdict that ends a session, such as no_socket", () =>
+  it.scoped("gone with any other verdict that ends a session, such as no_name or spare", () =>
     Effect.gen(function*() {
       const world = makeMemoryWorld()
-      const proc = world.processes.spawn()
-      writeLive(world, proc)
+      const [a, b] = [world.processes.spawn(), world.processes.spawn()]
+      writeLive(world, a)
+      writeLive(world, b)
       const watch = yield* startWatch(world)
-      writeLive(world, proc, { messagingSocketPath: undefined })
-      expect(yield* watch.summaries(window)).toEqual([`gone ${proc.pid} no_socket`])
+      writeLive(world, a, { name: "" })
+      writeLive(world, b, { spare: true })
+      expect(yield* watch.summaries(window)).toEqual([`gone ${a.pid} no_name`, `gone ${b.pid} spare`])
+    }))
+
+  it.scoped("a session that loses its socket is changed, not gone; a spare claimed by a task appears", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      const [session, spare] = [world.processes.spawn(), world.processes.spawn()]
+      writeLive(world, session)
+      writeLive(world, spare, { kind: "bg", spare: true, name: "7d540b66", jobId: "7d540b66" })
+      const watch = yield* startWatch(world)
+      expect(watch.start).toEqual([`appeared ${session.pid}`])
+      writeLive(world, session, { messagingSocketPath: undefined })
+      writeLive(world, spare, { kind: "bg", name: "7d540b66", jobId: "7d540b66" })
+      const events = yield* watch.advance(window)
+      expect(events.map(summary)).toEqual([`changed ${session.pid}`, `appeared ${spare.pid}`])
+      expect(events[0]).toMatchObject({ session: { socketPath: null, address: null }, previous: { socketPath: `/tmp/cc-socks/${session.pid}.sock` } })
     }))
 
   it.scoped("gone pid_reused: the pid is taken by another process between two checks, the file untouched", () =>
@@ -481,11 +507,12 @@ describe("watch", () => {
       const proc = world.processes.spawn()
       writeLive(world, proc)
       let openWatches = 0
+      const port = FilesMemory.make(world.files)
       const counted: Files = {
-        ...world.files.files,
+        ...port,
         watch: (path) =>
           Stream.acquireRelease(Effect.sync(() => openWatches++), () => Effect.sync(() => openWatches--)).pipe(
-            Stream.flatMap(() => world.files.files.watch(path))
+            Stream.flatMap(() => port.watch(path))
           )
       }
       const watch = yield* startWatch(world, {}, { files: counted })

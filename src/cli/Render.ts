@@ -1,6 +1,12 @@
-/** The human renderings of sessions and registry entries. Every cell goes through `terminalSafe`. */
+/**
+ * The human renderings, and the shape of `inspect`'s rows. Every text that came from a record, a
+ * file or the command line goes through `terminalSafe`.
+ */
+import * as Schema from "effect/Schema"
 import type { Session } from "../domain/Session.js"
-import { describeVerdict, type RegistryEntry } from "../domain/Verdict.js"
+import type { SessionEvent } from "../domain/SessionEvent.js"
+import { absentPolicyWords, type SettingsView, userScopeNote } from "../domain/Settings.js"
+import { describeVerdict, type RegistryEntry, VerdictName } from "../domain/Verdict.js"
 import { table, terminalSafe } from "./Text.js"
 
 export const orDash = (value: string | number | null): string => (value === null ? "-" : String(value))
@@ -13,9 +19,30 @@ export const sessionsTable = (sessions: ReadonlyArray<Session>): string =>
   sessions.length === 0
     ? "no live sessions"
     : table(
-      ["PID", "NAME", "STATUS", "SESSION ID", "CWD"],
-      sessions.map((s) => [String(s.pid), s.name, statusText(s), s.sessionId, orDash(s.cwd)])
+      ["PID", "NAME", "STATUS", "SESSION ID", "ADDRESS", "CWD"],
+      sessions.map((s) => [String(s.pid), s.name, statusText(s), s.sessionId, orDash(s.address), orDash(s.cwd)])
     )
+
+/** `inspect --json`'s rows: `{file, verdict, detail, pid, sessionId, name}`. */
+export const InspectRow = Schema.Struct({
+  file: Schema.String,
+  verdict: VerdictName,
+  /** The verdict as a sentence. */
+  detail: Schema.String,
+  pid: Schema.NullOr(Schema.Number),
+  sessionId: Schema.NullOr(Schema.String),
+  name: Schema.NullOr(Schema.String)
+})
+export type InspectRow = typeof InspectRow.Type
+
+export const inspectRow = (entry: RegistryEntry): InspectRow => ({
+  file: entry.file,
+  verdict: entry.verdict._tag,
+  detail: describeVerdict(entry.verdict),
+  pid: entry.pid,
+  sessionId: entry.sessionId,
+  name: entry.name
+})
 
 export const entriesTable = (entries: ReadonlyArray<RegistryEntry>): string =>
   entries.length === 0
@@ -31,14 +58,17 @@ export const entriesTable = (entries: ReadonlyArray<RegistryEntry>): string =>
       ])
     )
 
-const fields: ReadonlyArray<readonly [string, (s: Session) => string | number | null]> = [
+const detailFields: ReadonlyArray<readonly [string, (s: Session) => string | number | null]> = [
   ["pid", (s) => s.pid],
   ["sessionId", (s) => s.sessionId],
   ["name", (s) => s.name],
+  ["address", (s) => s.address],
   ["status", statusText],
   ["cwd", (s) => s.cwd],
   ["socketPath", (s) => s.socketPath],
   ["kind", (s) => s.kind],
+  ["entrypoint", (s) => s.entrypoint],
+  ["nameSource", (s) => s.nameSource],
   ["version", (s) => s.version],
   ["tmux", (s) => s.tmux],
   ["waitingFor", (s) => s.waitingFor],
@@ -47,16 +77,54 @@ const fields: ReadonlyArray<readonly [string, (s: Session) => string | number | 
 ]
 
 export const sessionDetails = (session: Session): string => {
-  const width = Math.max(...fields.map(([label]) => label.length))
-  return fields.map(([label, get]) => `${label.padEnd(width)}  ${terminalSafe(orDash(get(session)))}`).join("\n")
+  const width = Math.max(...detailFields.map(([label]) => label.length))
+  return detailFields.map(([label, get]) => `${label.padEnd(width)}  ${terminalSafe(orDash(get(session)))}`).join("\n")
 }
 
-/** Inspect's JSON rows: `{file, verdict, detail, pid, sessionId, name}`. */
-export const entryJson = (entry: RegistryEntry) => ({
-  file: entry.file,
-  verdict: entry.verdict._tag,
-  detail: describeVerdict(entry.verdict),
-  pid: entry.pid,
-  sessionId: entry.sessionId,
-  name: entry.name
-})
+/** A few labelled lines; the path is the only text that did not come from this program. */
+export const settingsText = (view: SettingsView): string =>
+  [
+    `settings file        ${terminalSafe(view.path)}`,
+    `revision             ${view.revision}`,
+    `crossSessionInbound  ${view.crossSessionInbound ?? absentPolicyWords}`,
+    userScopeNote
+  ].join("\n")
+
+/** The fields a person tells sessions apart by; the timestamps are only named when they change. */
+const shownFields: ReadonlyArray<readonly [string, (s: Session) => string | number | null]> = [
+  ["name", (s) => s.name],
+  ["address", (s) => s.address],
+  ["status", statusText],
+  ["waitingFor", (s) => s.waitingFor],
+  ["sessionId", (s) => s.sessionId],
+  ["cwd", (s) => s.cwd],
+  ["kind", (s) => s.kind],
+  ["entrypoint", (s) => s.entrypoint],
+  ["nameSource", (s) => s.nameSource],
+  ["jobId", (s) => s.jobId],
+  ["version", (s) => s.version],
+  ["tmux", (s) => s.tmux],
+  ["socketPath", (s) => s.socketPath]
+]
+const timeFields = ["statusUpdatedAtMs", "updatedAtMs", "startedAtMs"] as const
+
+const differences = (session: Session, previous: Session): string => {
+  const shown = shownFields.flatMap(([label, get]) =>
+    get(session) === get(previous) ? [] : [`${label} ${orDash(get(previous))} -> ${orDash(get(session))}`]
+  )
+  const times = timeFields.filter((field) => session[field] !== previous[field])
+  return [...shown, ...times].join(", ")
+}
+
+/** `+ appeared  PID  NAME  STATUS  CWD`, `~ changed …`, `- gone      PID  NAME  (VERDICT)`. */
+export const eventLine = (event: SessionEvent): string => {
+  const { name, pid } = event.session
+  switch (event.type) {
+    case "appeared":
+      return terminalSafe(`+ appeared  ${pid}  ${name}  ${statusText(event.session)}  ${orDash(event.session.cwd)}`)
+    case "changed":
+      return terminalSafe(`~ changed   ${pid}  ${name}  ${statusText(event.session)}  (${differences(event.session, event.previous)})`)
+    case "gone":
+      return terminalSafe(`- gone      ${pid}  ${name}  (${event.verdict})`)
+  }
+}

@@ -1,48 +1,82 @@
 /**
- * How the command reports a failure: one place maps each typed error to its contract reason and
- * exit code, prints `{"error":{"reason","message"}}` on stdout with `--json` or the sentence on
- * stderr without, and ends the command with that exit code.
+ * How the command reports: data on stdout (JSON with `--json`, a rendering for people otherwise), and
+ * a failure as the contract's JSON error on stdout with `--json` or its sentence on stderr, ending the
+ * command with the failure's exit code. One place maps each typed error to its reason and code.
  */
 import { isPlatformError, type PlatformError } from "@effect/platform/Error"
-import { Console, Data, Effect } from "effect"
-import type { ChangedDuringWrite, IdentityMismatch, InvalidJson, InvalidSettings, NotLive } from "../domain/Errors.js"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type {
+  ChangedDuringWrite,
+  IdentityMismatch,
+  InvalidJson,
+  InvalidSettings,
+  NotAddressable,
+  NotLive
+} from "../domain/Errors.js"
+import { type OutputFailed, printError, printLine } from "./Output.js"
 import { terminalSafe } from "./Text.js"
 
-export type ReportedError = NotLive | IdentityMismatch | ChangedDuringWrite | InvalidJson | InvalidSettings | PlatformError
+export type ReportedError =
+  | NotLive
+  | IdentityMismatch
+  | NotAddressable
+  | ChangedDuringWrite
+  | InvalidJson
+  | InvalidSettings
+  | PlatformError
 
 /** Ends the command with this exit code once its output has been printed. */
 export class ExitCode extends Data.TaggedError("ExitCode")<{ readonly code: number }> {}
 
+/** A command line that parsed but asks for something impossible: exit 2, like the parser's own usage errors. */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+
 export const exitCodes = {
+  usage: 2,
   not_live: 3,
   identity_mismatch: 4,
   changed_during_write: 5,
   invalid_json: 6,
   invalid_settings: 6,
-  io: 7
+  io: 7,
+  not_addressable: 8
 } as const
 
-const reasonOf = (error: ReportedError): keyof typeof exitCodes =>
-  isPlatformError(error) ? "io" : error.reason
+type Reason = keyof typeof exitCodes
 
-/** Prints a data value: JSON on stdout with `--json`, otherwise the human rendering. */
-export const printData = (json: boolean, value: unknown, human: () => string) =>
-  Console.log(json ? JSON.stringify(value) : human())
+const reasonOf = (error: ReportedError): Reason => (isPlatformError(error) ? "io" : error.reason)
 
-export const reportFailures =
-  (json: boolean) => <A, R>(effect: Effect.Effect<A, ReportedError, R>): Effect.Effect<A, ExitCode, R> =>
-    Effect.catchAll(
-      effect,
-      (error) => {
-        const reason = reasonOf(error)
-        const message = error.message
-        return (json
-          ? Console.log(JSON.stringify({ error: { reason, message } }))
-          : Console.error(`claude-peers: ${terminalSafe(message)}`)).pipe(
-            Effect.zipRight(Effect.fail(new ExitCode({ code: exitCodes[reason] })))
-          )
-      }
-    )
+/**
+ * The error's evidence, encoded by its own schema (the class is the schema). An I/O failure carries
+ * the `PlatformError` as it is, minus its `cause`, a native error that says nothing more.
+ */
+const evidenceOf = (error: ReportedError): Record<string, unknown> => {
+  const encoded = Schema.encodeSync(error.constructor as unknown as Schema.Schema<ReportedError, Record<string, unknown>>)(error)
+  const { _tag, cause: _cause, ...fields } = encoded as Record<string, unknown>
+  return isPlatformError(error) ? { platformError: { _tag, ...fields } } : fields
+}
 
-/** A command line that parsed but asks for something impossible: exit 2, like @effect/cli's own usage errors. */
-export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+/** `{"error":{"reason","message",…evidence}}`, the contract's JSON error. */
+export const errorJson = (reason: string, message: string, evidence: Record<string, unknown> = {}): string => {
+  const { reason: _reason, ...rest } = evidence
+  return JSON.stringify({ error: { reason, message, ...rest } })
+}
+
+/** Prints a data value: its JSON on stdout with `--json`, otherwise the human rendering. */
+export const printData = (json: boolean, encoded: () => unknown, human: () => string): Effect.Effect<void, OutputFailed> =>
+  printLine(json ? JSON.stringify(encoded()) : human())
+
+const report = (json: boolean, error: ReportedError): Effect.Effect<never, ExitCode | OutputFailed> => {
+  const reason = reasonOf(error)
+  const print = json
+    ? printLine(errorJson(reason, error.message, evidenceOf(error)))
+    : Effect.sync(() => printError(`claude-peers: ${terminalSafe(error.message)}`))
+  return Effect.zipRight(print, Effect.fail(new ExitCode({ code: exitCodes[reason] })))
+}
+
+/** Reports a typed failure as the contract says and ends the command with its exit code; lost output stays a failure of its own. */
+export const reportFailures = (json: boolean) =>
+<A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>): Effect.Effect<A, ExitCode | OutputFailed, R> =>
+  Effect.catchAll(effect, (error) => (error._tag === "OutputFailed" ? Effect.fail(error) : report(json, error)))

@@ -1,50 +1,195 @@
 /**
- * Failures a caller can act on. Each carries the evidence needed to act (which session, which
- * pids, which revisions) and a sentence a person can read; being Schemas, `--json` encodes them
- * without a second hand-written shape. I/O failures stay `PlatformError`s with their path.
+ * Failures a caller can act on. Each is a `Schema.TaggedError` whose fields are its evidence (which
+ * session, which competing records, which revisions) and whose `reason` is the contract's reason code,
+ * a field of the schema; the `message` a person reads is derived from them, as `@effect/platform`'s
+ * `SystemError` derives its own. Encoding an error with its schema is what `--json` prints, so the
+ * evidence never has a second, hand-written shape. I/O failures stay `PlatformError`s (reason `io`).
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
+import { VerdictName } from "./Verdict.js"
 
-export class NotLive extends Schema.TaggedError<NotLive>()("NotLive", {
-  /** The session id or name that was asked for. */
-  query: Schema.Struct({ sessionId: Schema.NullOr(Schema.String), name: Schema.NullOr(Schema.String) }),
-  /** Why no live record answers: one line per registry file that carried the id or name. */
-  reasons: Schema.Array(Schema.Struct({ file: Schema.String, verdict: Schema.String, detail: Schema.String })),
-  message: Schema.String
+/** What was asked for: a session id or a name (the other is null). */
+export const SessionQuery = Schema.Struct({
+  sessionId: Schema.NullOr(Schema.String),
+  name: Schema.NullOr(Schema.String)
+})
+export type SessionQuery = typeof SessionQuery.Type
+
+const asked = (query: SessionQuery): string =>
+  query.sessionId !== null ? `session id ${quote(query.sessionId)}` : `name ${quote(query.name ?? "")}`
+
+/** A value from outside, quoted for a sentence and cut short: a message never reprints a long input. */
+export const quote = (text: string, max = 80): string =>
+  JSON.stringify(text.length <= max ? text : `${text.slice(0, max - 1)}…`)
+
+/** At most this many files or records are named in a message; the evidence fields hold all of them. */
+const namedInMessage = 5
+
+const listed = <A>(items: ReadonlyArray<A>, show: (item: A) => string, separator: string): string =>
+  items.slice(0, namedInMessage).map(show).join(separator) +
+  (items.length > namedInMessage ? `${separator}and ${items.length - namedInMessage} more` : "")
+
+const baseName = (file: string): string => file.slice(file.lastIndexOf("/") + 1)
+
+/** A registry file that carried the asked id or name, and why it does not answer. */
+export const NotLiveReason = Schema.Struct({
+  file: Schema.String,
+  verdict: VerdictName,
+  detail: Schema.String
+})
+export type NotLiveReason = typeof NotLiveReason.Type
+
+export class NotLive extends Schema.TaggedError<NotLive>("claude-peers/NotLive")("NotLive", {
+  reason: Schema.tag("not_live"),
+  query: SessionQuery,
+  /** One entry per registry file that carried the id or name; empty when none did. */
+  reasons: Schema.Array(NotLiveReason)
 }) {
-  readonly reason = "not_live" as const
+  override get message(): string {
+    const why = this.reasons.length === 0
+      ? "no registry file carries it"
+      : listed(this.reasons, (r) => `${baseName(r.file)}: ${r.detail}`, "; ")
+    return `no live session has ${asked(this.query)}: ${why}`
+  }
 }
 
-export class IdentityMismatch extends Schema.TaggedError<IdentityMismatch>()("IdentityMismatch", {
-  query: Schema.Struct({ sessionId: Schema.NullOr(Schema.String), name: Schema.NullOr(Schema.String) }),
-  /** Every live pid that competes for the id or the name. */
-  pids: Schema.Array(Schema.Number),
-  message: Schema.String
-}) {
-  readonly reason = "identity_mismatch" as const
+/** A live record competing for an id or a name: what a caller needs to tell the sessions apart. */
+export const Candidate = Schema.Struct({
+  pid: Schema.Int,
+  sessionId: Schema.String,
+  name: Schema.String,
+  socketPath: Schema.NullOr(Schema.String),
+  kind: Schema.NullOr(Schema.String),
+  jobId: Schema.NullOr(Schema.String)
+})
+export type Candidate = typeof Candidate.Type
+
+export class IdentityMismatch extends Schema.TaggedError<IdentityMismatch>("claude-peers/IdentityMismatch")(
+  "IdentityMismatch",
+  {
+    reason: Schema.tag("identity_mismatch"),
+    query: SessionQuery,
+    /**
+     * What is shared: the asked id or name itself (`query`: more than one live record carries it), or
+     * the found session's other half of its identity (`sessionId` or `name`, carried by another live record).
+     */
+    shared: Schema.Literal("query", "sessionId", "name"),
+    /** Every live record competing, sorted by pid; the first is the one the query found when `shared` is not `query`. */
+    candidates: Schema.Array(Candidate)
+  }
+) {
+  override get message(): string {
+    const pids = (records: ReadonlyArray<Candidate>) => listed(records, (c) => String(c.pid), ", ")
+    if (this.shared === "query") {
+      return `${asked(this.query)} belongs to ${this.candidates.length} live sessions (pids ${pids(this.candidates)}): refusing to pick one`
+    }
+    const [found, ...rivals] = this.candidates
+    const carriers = `live pid${rivals.length > 1 ? "s" : ""} ${pids(rivals)}`
+    if (this.shared === "sessionId") {
+      return `${asked(this.query)} resolves to pid ${found?.pid}, but its session id ${quote(found?.sessionId ?? "")} is also carried by ${carriers}: refusing to pick one`
+    }
+    return `${asked(this.query)} resolves to pid ${found?.pid}, but its name ${
+      quote(found?.name ?? "")
+    } is also the name of ${carriers} (names compared as Claude Code compares them), so a message sent by name could reach another session. The session itself is unambiguous by its id: resolve it with --allow-shared-name (library: allowSharedName), and address it by its socket`
+  }
 }
 
-export class ChangedDuringWrite extends Schema.TaggedError<ChangedDuringWrite>()("ChangedDuringWrite", {
+export class ChangedDuringWrite extends Schema.TaggedError<ChangedDuringWrite>("claude-peers/ChangedDuringWrite")(
+  "ChangedDuringWrite",
+  {
+    reason: Schema.tag("changed_during_write"),
+    path: Schema.String,
+    /**
+     * - `revision`: the file is not at the revision the caller expected;
+     * - `overtaken`: another writer changed it between this update's read and its rename;
+     * - `lock_held`: another claude-peers writer held the lock for the whole wait.
+     */
+    conflict: Schema.Literal("revision", "overtaken", "lock_held"),
+    /** The revision the caller expected, or null when it gave none. */
+    expectedRevision: Schema.NullOr(Schema.String),
+    /** The revision of the bytes seen on disk, or null when they were not read (a held lock) or are gone. */
+    actualRevision: Schema.NullOr(Schema.String),
+    /** How many times the update redid its edit on another writer's bytes before giving up (`overtaken`). */
+    attempts: Schema.Int,
+    /** The lock and what it says of its holder (`lock_held`), else null. */
+    lock: Schema.NullOr(Schema.Struct({ path: Schema.String, holder: Schema.String }))
+  }
+) {
+  override get message(): string {
+    const again = "Nothing was written; read it again and decide on the new revision."
+    switch (this.conflict) {
+      case "revision":
+        return `${this.path} is at revision ${this.actualRevision ?? "(none)"}, not the expected ${this.expectedRevision}: it changed since it was read. ${again}`
+      case "overtaken":
+        return this.expectedRevision !== null
+          ? `${this.path} changed while it was being written (now at revision ${
+            this.actualRevision ?? "unknown"
+          }, expected ${this.expectedRevision}). ${again}`
+          : `${this.path} kept changing while it was being written (${this.attempts} attempts, each overtaken by another writer). Nothing was written; try again.`
+      case "lock_held":
+        return `${this.path} is being updated by another claude-peers process (${this.lock?.holder ?? "unknown holder"}, lock ${
+          this.lock?.path ?? "?"
+        }), still after the whole wait. Nothing was written; try again.`
+    }
+  }
+}
+
+/** Why a settings file is refused, as the contract names it. */
+export const SettingsProblem = Schema.Literal("symlink", "not_a_file", "too_large", "not_an_object", "invalid_value", "too_deep")
+export type SettingsProblem = typeof SettingsProblem.Type
+
+/** Whether the refusal came from a read (`settings get`) or an update, which has then written nothing. */
+const During = Schema.Literal("read", "update")
+
+export class InvalidSettings extends Schema.TaggedError<InvalidSettings>("claude-peers/InvalidSettings")("InvalidSettings", {
+  reason: Schema.tag("invalid_settings"),
   path: Schema.String,
-  /** The revision the caller expected, or null when the caller gave none. */
-  expectedRevision: Schema.NullOr(Schema.String),
-  /** The revision of the bytes seen on disk, or null when it could not be read (a held lock). */
-  observedRevision: Schema.NullOr(Schema.String),
-  message: Schema.String
+  problem: SettingsProblem,
+  /**
+   * What exactly is wrong, in a few words: the entry type (`a FIFO`), the size (`is 1048577 bytes`,
+   * `would be 1048600 bytes after this update`), the value (`crossSessionInbound is "maybe"`).
+   */
+  detail: Schema.String,
+  during: During
 }) {
-  readonly reason = "changed_during_write" as const
+  override get message(): string {
+    const written = this.during === "update" ? " Nothing was written." : ""
+    switch (this.problem) {
+      case "symlink":
+        return `${this.path} is a symbolic link. It is not updated: the rename would replace the link with a file and cut it off from where it points. Update the file it points to, or replace the link with a file.${written}`
+      case "not_a_file":
+        return `${this.path} is not a regular file but ${this.detail}, so it was not read.${written}`
+      case "too_large":
+        return `${this.path} ${this.detail}, more than the 1 MiB a settings file may have: such a file is never read, and never written.${written}`
+      case "too_deep":
+        return `${this.path} is nested too deeply to edit safely (${this.detail}).${written}`
+      case "not_an_object":
+        return `${this.path} is not a valid settings file: ${this.detail}.${written}`
+      case "invalid_value":
+        return `${this.path} is not a valid settings file: ${this.detail}. Claude Code treats an unrecognized value as at least "hold"; \`claude-peers settings set\` or \`reset\` repairs it.${written}`
+    }
+  }
 }
 
-export class InvalidSettings extends Schema.TaggedError<InvalidSettings>()("InvalidSettings", {
+export class InvalidJson extends Schema.TaggedError<InvalidJson>("claude-peers/InvalidJson")("InvalidJson", {
+  reason: Schema.tag("invalid_json"),
   path: Schema.String,
-  message: Schema.String
+  /** What the JSON parser said, or why the bytes are not UTF-8 JSON at all. */
+  detail: Schema.String,
+  during: During
 }) {
-  readonly reason = "invalid_settings" as const
+  override get message(): string {
+    return `${this.path} is not valid JSON: ${this.detail}.${this.during === "update" ? " Nothing was written." : ""}`
+  }
 }
 
-export class InvalidJson extends Schema.TaggedError<InvalidJson>()("InvalidJson", {
-  path: Schema.String,
-  message: Schema.String
+export class NotAddressable extends Schema.TaggedError<NotAddressable>("claude-peers/NotAddressable")("NotAddressable", {
+  reason: Schema.tag("not_addressable"),
+  query: SessionQuery,
+  /** The live session that answers the query, and has no socket. */
+  session: Candidate
 }) {
-  readonly reason = "invalid_json" as const
+  override get message(): string {
+    return `${asked(this.query)} is live (pid ${this.session.pid}) but has no messaging socket: its inbox did not start (Claude Code's --restricted, or messaging switched off), so nothing can deliver to it`
+  }
 }

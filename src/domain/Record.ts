@@ -1,10 +1,12 @@
 /**
  * The registry record: the only place that knows the vendor's spelling. Claude Code adds fields
- * over time and rewrites its records in place, so decoding is forgiving where it is safe
- * (unknown fields ignored, a descriptive field of the wrong type treated as absent) and strict
- * where a wrong answer would address the wrong process (pid, name, socket, session id).
+ * over time and rewrites its records in place, so decoding is forgiving where it is safe (unknown
+ * fields ignored, a descriptive field of the wrong type treated as absent) and strict where a wrong
+ * answer would address the wrong process (pid, name, session id).
  */
-import { Either, Option, Schema } from "effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type { Session } from "./Session.js"
 import { statusFromRaw } from "./Status.js"
 import type { Verdict } from "./Verdict.js"
@@ -23,74 +25,87 @@ export const pidOfFileName = (name: string): Option.Option<number> =>
   // then fails `invalid_pid` or `pid_mismatch`, as the contract orders the checks.
   recordName.test(name) ? Option.some(Number(name.slice(0, -".json".length))) : Option.none()
 
+type FieldType = "string" | "nonEmptyString" | "finiteNumber"
+
+const isOfType: { readonly [T in FieldType]: (u: unknown) => boolean } = {
+  string: (u) => typeof u === "string",
+  nonEmptyString: (u) => typeof u === "string" && u.length > 0,
+  finiteNumber: (u) => typeof u === "number" && Number.isFinite(u)
+}
+
 /**
- * A descriptive field: a value of the wrong type is absent (null), never a reason to discard the
- * record, because Claude Code checks each field on its own too.
+ * The descriptive fields of a record: our name, the vendor's key, and the type a value must have to
+ * count. This table is the one place that spells them: the decoder below and the `RecordDescription`
+ * schema are both made from it. A value of the wrong type is absent (null), never a reason to discard
+ * the record, because Claude Code checks each field on its own too.
  */
-const lenient = <A>(schema: Schema.Schema<A>) =>
-  Schema.optionalToRequired(Schema.Unknown, Schema.NullOr(schema), {
-    decode: (value) => (Option.isSome(value) && Schema.is(schema)(value.value) ? value.value : null),
-    encode: (value) => (value === null ? Option.none() : Option.some(value))
-  })
+const descriptiveFields = {
+  cwd: { key: "cwd", type: "string" },
+  /** Missing, empty or not a string: the session's inbox did not start (`--restricted`); it is still a session. */
+  socketPath: { key: "messagingSocketPath", type: "nonEmptyString" },
+  rawStatus: { key: "status", type: "string" },
+  statusUpdatedAtMs: { key: "statusUpdatedAt", type: "finiteNumber" },
+  updatedAtMs: { key: "updatedAt", type: "finiteNumber" },
+  startedAtMs: { key: "startedAt", type: "finiteNumber" },
+  kind: { key: "kind", type: "string" },
+  entrypoint: { key: "entrypoint", type: "string" },
+  nameSource: { key: "nameSource", type: "string" },
+  waitingFor: { key: "waitingFor", type: "string" },
+  jobId: { key: "jobId", type: "string" },
+  version: { key: "version", type: "string" },
+  tmux: { key: "tmux", type: "string" }
+} as const satisfies Record<string, { readonly key: string; readonly type: FieldType }>
 
-const FiniteNumber = Schema.Number.pipe(Schema.filter(Number.isFinite))
+type DescriptiveFields = typeof descriptiveFields
+type ValueOf<T extends FieldType> = T extends "finiteNumber" ? number : string
 
-/** The descriptive fields of a record, vendor spelling in, our spelling out. */
-export const RecordDescription = Schema.Struct({
-  cwd: lenient(Schema.String),
-  rawStatus: lenient(Schema.String).pipe(Schema.fromKey("status")),
-  statusUpdatedAtMs: lenient(FiniteNumber).pipe(Schema.fromKey("statusUpdatedAt")),
-  updatedAtMs: lenient(FiniteNumber).pipe(Schema.fromKey("updatedAt")),
-  startedAtMs: lenient(FiniteNumber).pipe(Schema.fromKey("startedAt")),
-  kind: lenient(Schema.String),
-  waitingFor: lenient(Schema.String),
-  jobId: lenient(Schema.String),
-  version: lenient(Schema.String),
-  tmux: lenient(Schema.String)
-})
+/** The descriptive fields of a record in our spelling; null where absent or of the wrong type. */
+export type RecordDescription = { readonly [K in keyof DescriptiveFields]: ValueOf<DescriptiveFields[K]["type"]> | null }
 
-/** What `RecordDescription` decodes to. */
-export type RecordDescription = typeof RecordDescription.Type
+const fieldEntries = Object.entries(descriptiveFields) as ReadonlyArray<
+  readonly [keyof DescriptiveFields, { readonly key: string; readonly type: FieldType }]
+>
 
 const hasOwn = Object.prototype.hasOwnProperty
 
-/** A descriptive string field: its value when it is an own string property, else null. */
-const stringField = (record: object, key: string): string | null => {
-  if (!hasOwn.call(record, key)) return null
-  const value = (record as { readonly [key: string]: unknown })[key]
-  return typeof value === "string" ? value : null
+/**
+ * Decodes the descriptive fields as `RecordDescription` (the schema) does, in one pass over the table:
+ * this runs for every candidate record of a scan, where the schema's interpreter would cost several
+ * times more than these checks. A property test holds the two to the same answers.
+ */
+export const decodeRecordDescription = (record: object): RecordDescription => {
+  const description: Record<string, unknown> = {}
+  for (const [name, { key, type }] of fieldEntries) {
+    const value = hasOwn.call(record, key) ? (record as { readonly [key: string]: unknown })[key] : undefined
+    description[name] = isOfType[type](value) ? value : null
+  }
+  return description as RecordDescription
 }
 
-/** A descriptive number field: its value when it is an own finite number, else null. */
-const finiteField = (record: object, key: string): number | null => {
-  if (!hasOwn.call(record, key)) return null
-  const value = (record as { readonly [key: string]: unknown })[key]
-  return typeof value === "number" && Number.isFinite(value) ? value : null
+const schemaOfType: { readonly [T in FieldType]: Schema.Schema<ValueOf<T>> } = {
+  string: Schema.String,
+  nonEmptyString: Schema.NonEmptyString,
+  finiteNumber: Schema.Number.pipe(Schema.filter(Number.isFinite))
 }
+
+/** A field that is null unless the record holds a value of its type; encoding leaves a null out. */
+const lenient = <A>(schema: Schema.Schema<A>, key: string) =>
+  Schema.optionalToRequired(Schema.Unknown, Schema.NullOr(schema), {
+    decode: (value) => (Option.isSome(value) && Schema.is(schema)(value.value) ? value.value : null),
+    encode: (value) => (value === null ? Option.none() : Option.some(value))
+  }).pipe(Schema.fromKey(key))
 
 /**
- * `RecordDescription`'s decoding, written out by hand: it runs once per candidate record, thousands
- * of times per scan, where Schema's interpreter costs several times more than these few checks (and
- * its parser is the slowest thing `list` would otherwise initialize on a cold start). Each field is
- * what the Schema gives: an own property of the right type (numbers finite) or null; `status` is kept
- * as its raw text. The Schema stays the documented shape; a test holds the two to the same answers.
+ * The descriptive fields as a schema, vendor spelling in (`messagingSocketPath`, `updatedAt`), ours out
+ * (`socketPath`, `updatedAtMs`), made from the same table as the decoder.
  */
-export const decodeRecordDescription = (record: object): RecordDescription => ({
-  cwd: stringField(record, "cwd"),
-  rawStatus: stringField(record, "status"),
-  statusUpdatedAtMs: finiteField(record, "statusUpdatedAt"),
-  updatedAtMs: finiteField(record, "updatedAt"),
-  startedAtMs: finiteField(record, "startedAt"),
-  kind: stringField(record, "kind"),
-  waitingFor: stringField(record, "waitingFor"),
-  jobId: stringField(record, "jobId"),
-  version: stringField(record, "version"),
-  tmux: stringField(record, "tmux")
-})
+export const RecordDescription: Schema.Schema<RecordDescription, { readonly [key: string]: unknown }> = Schema.Struct(
+  Object.fromEntries(fieldEntries.map(([name, { key, type }]) => [name, lenient(schemaOfType[type] as Schema.Schema<unknown>, key)]))
+) as never
 
 /**
  * What a record's bytes say before any process is consulted: either a verdict that needs no
- * process (malformed … parked), or a candidate whose liveness the registry must still check.
+ * process (malformed … spare), or a candidate whose liveness the registry must still check.
  */
 export type RecordReading =
   | {
@@ -102,6 +117,7 @@ export type RecordReading =
   }
   | {
     readonly _tag: "Candidate"
+    /** The session as the record describes it; its `address` is decided by the registry, against the other live sessions. */
     readonly session: Session
     /** `procStart` when it is a string; any other value is ignored, as Claude Code ignores it. */
     readonly procStart: string | null
@@ -123,9 +139,26 @@ export const parseRecordJson = (bytes: Uint8Array): Either.Either<unknown, strin
   }
   try {
     return Either.right(JSON.parse(text) as unknown)
-  } catch {
-    return Either.left("not valid JSON")
+  } catch (error) {
+    // A document nested deeper than the parser's stack is not one Claude Code wrote either.
+    return Either.left(error instanceof RangeError ? "nested too deeply to parse" : "not valid JSON")
   }
+}
+
+/** Longest text of a record quoted in a verdict: a detail names a value, it never reprints a file. */
+const maxQuoted = 64
+
+/**
+ * A record's value in a few words. A string is cut to its first characters; anything else is named
+ * by its type alone, without walking it: a value nested thousands of levels deep must not cost a
+ * stack, and an array of a million items must not become a detail of a megabyte.
+ */
+export const describeValue = (value: unknown): string => {
+  if (typeof value === "string") return value.length <= maxQuoted ? value : `${value.slice(0, maxQuoted)}…`
+  if (value === null) return "null"
+  if (Array.isArray(value)) return "an array"
+  if (typeof value === "object") return "an object"
+  return `${typeof value === "number" || typeof value === "boolean" ? String(value) : `a ${typeof value}`}`
 }
 
 /**
@@ -144,7 +177,7 @@ export const readRecord = (json: unknown, filePid: number, file: string): Record
     return reject({ _tag: "malformed", reason: "not a JSON object" })
   }
   const record = json as { readonly [key: string]: unknown }
-  const { messagingSocketPath, name, parkedJobId, pid, pidDomain, procStart, sessionId } = record
+  const { name, parkedJobId, pid, pidDomain, procStart, sessionId, spare } = record
   const knownName = typeof name === "string" ? name : null
   if (typeof sessionId !== "string") return reject({ _tag: "malformed", reason: "sessionId is not a string" }, null, null, knownName)
   if (typeof pid !== "number") return reject({ _tag: "malformed", reason: "pid is not a number" }, null, sessionId, knownName)
@@ -152,13 +185,14 @@ export const readRecord = (json: unknown, filePid: number, file: string): Record
   if (!Number.isInteger(pid) || pid < 1 || pid > maxPid) return reject({ _tag: "invalid_pid", pid }, null, sessionId, knownName)
   if (pid !== filePid) return reject({ _tag: "pid_mismatch", pid, filePid }, pid, sessionId, knownName)
   if (!nonEmptyString(name)) return reject({ _tag: "no_name" }, pid, sessionId)
-  if (!nonEmptyString(messagingSocketPath)) return reject({ _tag: "no_socket" }, pid, sessionId, name)
   if (sessionId === "") return reject({ _tag: "empty_session_id" }, pid, sessionId, name)
   // A parked window's conversation lives on in the background job that registers its own record.
   if (parkedJobId !== undefined && parkedJobId !== null) {
-    const jobId = typeof parkedJobId === "string" ? parkedJobId : JSON.stringify(parkedJobId)
-    return reject({ _tag: "parked", parkedJobId: jobId }, pid, sessionId, name)
+    return reject({ _tag: "parked", parkedJobId: describeValue(parkedJobId), windowRunning: false }, pid, sessionId, name)
   }
+  // A spare holds no conversation yet, and Claude Code addresses none: listing it would offer a
+  // sender a session that nobody is in. Claimed by a task, it is rewritten without `spare`.
+  if (spare === true) return reject({ _tag: "spare" }, pid, sessionId, name)
   const description = decodeRecordDescription(record)
   return {
     _tag: "Candidate",
@@ -168,14 +202,17 @@ export const readRecord = (json: unknown, filePid: number, file: string): Record
       pid,
       sessionId,
       name,
+      address: null,
       cwd: description.cwd,
-      socketPath: messagingSocketPath,
+      socketPath: description.socketPath,
       status: statusFromRaw(description.rawStatus),
       rawStatus: description.rawStatus,
       statusUpdatedAtMs: description.statusUpdatedAtMs,
       updatedAtMs: description.updatedAtMs,
       startedAtMs: description.startedAtMs,
       kind: description.kind,
+      entrypoint: description.entrypoint,
+      nameSource: description.nameSource,
       waitingFor: description.waitingFor,
       jobId: description.jobId,
       version: description.version,
@@ -194,4 +231,3 @@ export const sameStartTime = (recorded: string, actual: string): boolean => {
   const b = actual.trim().split(/\s+/)
   return a.length === b.length && a.every((word, i) => word === b[i])
 }
-

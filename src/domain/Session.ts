@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Status } from "./Status.js"
 
 /**
@@ -9,14 +9,25 @@ export const Session = Schema.Struct({
   pid: Schema.Int,
   sessionId: Schema.String,
   name: Schema.String,
+  /**
+   * What a sender hands Claude Code's `SendMessage` to reach exactly this session: its `name` when no
+   * other live session's name is the same under Claude Code's name normalization, else
+   * `uds:<socketPath>`, which no other process can hold; null when the session has no socket.
+   */
+  address: Schema.NullOr(Schema.String),
   cwd: Schema.NullOr(Schema.String),
-  socketPath: Schema.String,
+  /** The session's inbox; null when it did not start (`--restricted`): the session runs but cannot receive messages. */
+  socketPath: Schema.NullOr(Schema.String),
   status: Schema.NullOr(Status),
   rawStatus: Schema.NullOr(Schema.String),
   statusUpdatedAtMs: Schema.NullOr(Schema.Number),
   updatedAtMs: Schema.NullOr(Schema.Number),
   startedAtMs: Schema.NullOr(Schema.Number),
   kind: Schema.NullOr(Schema.String),
+  /** Claude Code's own `entrypoint`: `sdk-cli` for a `claude -p` run, which registers like an interactive session. */
+  entrypoint: Schema.NullOr(Schema.String),
+  /** Claude Code's own `nameSource`: `derived`, `user`, `collision`, `peer`, … */
+  nameSource: Schema.NullOr(Schema.String),
   waitingFor: Schema.NullOr(Schema.String),
   jobId: Schema.NullOr(Schema.String),
   version: Schema.NullOr(Schema.String),

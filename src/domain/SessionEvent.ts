@@ -2,13 +2,13 @@
  * What `watch` reports: a session appeared, changed, or is gone. Spelled as the contract's watch
  * section spells it (`type`, not `_tag`), so that `--json` is the schema's encoding and nothing else.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Session } from "./Session.js"
 import type { VerdictName } from "./Verdict.js"
 
 /**
  * Why a session is gone: the verdict its file now gets (`dead`, `parked`, `pid_reused`,
- * `malformed`, `no_socket`, …), or `removed` when the file is no longer there.
+ * `malformed`, `spare`, …), or `removed` when the file is no longer there.
  */
 export const GoneVerdict = Schema.Literal(
   "removed",
@@ -20,9 +20,9 @@ export const GoneVerdict = Schema.Literal(
   "invalid_pid",
   "pid_mismatch",
   "no_name",
-  "no_socket",
   "empty_session_id",
   "parked",
+  "spare",
   "other_pid_domain",
   "dead",
   "pid_reused"

@@ -13,12 +13,14 @@
  */
 import { blake3 } from "@noble/hashes/blake3.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
-import { Either, Schema } from "effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import { type Edit, applyEdits, type Node as JsonNode, parseTree } from "jsonc-parser"
+import { inboundPolicyNames } from "./InboundPolicyNames.js"
 
 export const settingsKey = "crossSessionInbound"
 
-export const InboundPolicy = Schema.Literal("accept", "hold", "refuse")
+export const InboundPolicy = Schema.Literal(...inboundPolicyNames)
 export type InboundPolicy = typeof InboundPolicy.Type
 
 export const inboundPolicies: ReadonlyArray<InboundPolicy> = InboundPolicy.literals

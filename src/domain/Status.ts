@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 /**
  * `status` is vendor-owned open text. The known words map onto a small union; anything else is

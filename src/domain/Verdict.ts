@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { Session } from "./Session.js"
 
 /**
@@ -26,9 +26,14 @@ export const Malformed = Schema.TaggedStruct("malformed", { reason: Schema.Strin
 export const InvalidPid = Schema.TaggedStruct("invalid_pid", { pid: Schema.Number })
 export const PidMismatch = Schema.TaggedStruct("pid_mismatch", { pid: Schema.Number, filePid: Schema.Number })
 export const NoName = Schema.TaggedStruct("no_name", {})
-export const NoSocket = Schema.TaggedStruct("no_socket", {})
 export const EmptySessionId = Schema.TaggedStruct("empty_session_id", {})
-export const Parked = Schema.TaggedStruct("parked", { parkedJobId: Schema.String })
+/** `parkedJobId` is the job's id as the record spells it; a value that is not a string is described, never reprinted. */
+export const Parked = Schema.TaggedStruct("parked", {
+  parkedJobId: Schema.String,
+  /** Whether a process still runs with the window's pid: a parked window whose process exited must not read as running. */
+  windowRunning: Schema.Boolean
+})
+export const Spare = Schema.TaggedStruct("spare", {})
 export const OtherPidDomain = Schema.TaggedStruct("other_pid_domain", { pidDomain: Schema.String, here: Schema.String })
 export const Dead = Schema.TaggedStruct("dead", {})
 export const PidReused = Schema.TaggedStruct("pid_reused", { recorded: Schema.String, actual: Schema.String })
@@ -43,19 +48,18 @@ export const Verdict = Schema.Union(
   InvalidPid,
   PidMismatch,
   NoName,
-  NoSocket,
   EmptySessionId,
   Parked,
+  Spare,
   OtherPidDomain,
   Dead,
   PidReused,
   Live
 )
 export type Verdict = typeof Verdict.Type
-export type VerdictName = Verdict["_tag"]
 
 /** Every verdict name, in the order the contract's checks run. */
-export const verdictNames: ReadonlyArray<VerdictName> = [
+export const VerdictName = Schema.Literal(
   "not_a_record",
   "not_a_file",
   "too_large",
@@ -64,14 +68,21 @@ export const verdictNames: ReadonlyArray<VerdictName> = [
   "invalid_pid",
   "pid_mismatch",
   "no_name",
-  "no_socket",
   "empty_session_id",
   "parked",
+  "spare",
   "other_pid_domain",
   "dead",
   "pid_reused",
   "live"
-]
+)
+export type VerdictName = typeof VerdictName.Type
+
+// The names and the union cannot drift apart: this stops compiling when one has a verdict the other lacks.
+const sameNames: [VerdictName] extends [Verdict["_tag"]] ? [Verdict["_tag"]] extends [VerdictName] ? true : never : never = true
+void sameNames
+
+export const verdictNames: ReadonlyArray<VerdictName> = VerdictName.literals
 
 /** An entry type in words, for the sentences of verdicts and settings refusals. */
 export const entryTypeWords: Record<EntryType, string> = {
@@ -104,16 +115,18 @@ export const describeVerdict = (verdict: Verdict): string => {
       return `the record's pid ${verdict.pid} differs from the file name's ${verdict.filePid}`
     case "no_name":
       return "the record has no name"
-    case "no_socket":
-      return "the record has no messaging socket (the session's inbox did not start)"
     case "empty_session_id":
       return "the record's session id is empty"
     case "parked":
-      return `parked: the session moved to background job ${verdict.parkedJobId}`
+      return verdict.windowRunning
+        ? `parked: the session moved to background job ${verdict.parkedJobId}`
+        : `parked, and the window's process has exited: its conversation had moved to background job ${verdict.parkedJobId}`
+    case "spare":
+      return "spare: a pre-started background worker that holds no conversation yet (Claude Code hides it; nobody can address it)"
     case "other_pid_domain":
       return `the pid belongs to another machine or container (${verdict.pidDomain}, here ${verdict.here})`
     case "dead":
-      return "dead: no process has that pid"
+      return "dead: no process runs with that pid (none has it, or it has exited and waits to be reaped)"
     case "pid_reused":
       return `pid reused: the process started at ${verdict.actual}, the record says ${verdict.recorded}`
     case "live":

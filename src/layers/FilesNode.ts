@@ -1,16 +1,321 @@
 /**
- * The file port on `node:fs`: the operations of `FilesNodeBase.ts` and `watch`, on `fs.watch`.
- * `watch` is the one operation built on Effect's `Stream`, so it lives here, apart: `list` runs on
- * the base alone and does not load `Stream` (see `cli/PlainList.ts`).
+ * The file port on `node:fs`.
+ *
+ * Two rules earn their place here. A path is opened only with `O_NONBLOCK | O_NOCTTY` and its type
+ * is judged on the opened descriptor: a stat before the open could be answered by a regular file
+ * and the open by a FIFO swapped in meanwhile, and a blocking open of a FIFO with no writer never
+ * returns. And the compare-and-rename of `replaceIfUnchanged` runs synchronously from its re-read
+ * to its rename: any `await` between them hands the event loop, and so the window, to someone else.
  */
-import type { PlatformError } from "@effect/platform/Error"
-import { SystemError } from "@effect/platform/Error"
-import { Effect, Layer, Stream } from "effect"
+import type { PlatformError, SystemErrorReason } from "@effect/platform/Error"
+import { BadArgument, SystemError } from "@effect/platform/Error"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import * as NFS from "node:fs"
+import type { FileHandle } from "node:fs/promises"
 import * as Path from "node:path"
-import type { Files as FilesShape, WatchEvent } from "../services/Files.js"
-import { Files } from "../services/Files.js"
-import { attempt, fromNodeError, makeNodeWith } from "./FilesNodeBase.js"
+import {
+  type BoundedRead,
+  type DirectoryEntry,
+  type EntryType,
+  type FileInfo,
+  Files,
+  type ReplaceOutcome,
+  type WatchEvent
+} from "../services/Files.js"
+
+const { O_CREAT, O_EXCL, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = NFS.constants
+
+/** Windows has neither flag; 0 keeps the open portable, and `readBounded` makes up for the missing `O_NOFOLLOW`. */
+const noFollow = O_NOFOLLOW ?? 0
+const readFlags = O_RDONLY | (O_NONBLOCK ?? 0) | (O_NOCTTY ?? 0)
+
+const reasonOf = (code: string | undefined): SystemErrorReason => {
+  switch (code) {
+    case "ENOENT":
+      return "NotFound"
+    case "EACCES":
+    case "EPERM":
+      return "PermissionDenied"
+    case "EEXIST":
+      return "AlreadyExists"
+    case "EISDIR":
+    case "ENOTDIR":
+    case "ELOOP":
+      return "BadResource"
+    case "EBUSY":
+      return "Busy"
+    default:
+      return "Unknown"
+  }
+}
+
+const isErrnoException = (u: unknown): u is NodeJS.ErrnoException =>
+  u instanceof Error && typeof (u as NodeJS.ErrnoException).code === "string"
+
+const errnoOf = (u: unknown): string | undefined => (isErrnoException(u) ? u.code : undefined)
+
+/**
+ * The one translation of a Node failure into a `PlatformError`. An errno exception is a
+ * `SystemError` whose reason a caller can act on; anything else was thrown for a bad argument,
+ * which is how `@effect/platform-node` reports it too.
+ */
+const fromNodeError = (method: string, path: string) => (cause: unknown): PlatformError => {
+  if (!isErrnoException(cause)) {
+    return new BadArgument({ module: "FileSystem", method, description: String(cause), cause })
+  }
+  return new SystemError({
+    reason: reasonOf(cause.code),
+    module: "FileSystem",
+    method,
+    pathOrDescriptor: typeof cause.path === "string" ? cause.path : path,
+    description: cause.message,
+    cause,
+    ...(cause.syscall === undefined ? {} : { syscall: cause.syscall })
+  })
+}
+
+const typeOf = (entry: NFS.Dirent | NFS.Stats): EntryType =>
+  entry.isFile()
+    ? "File"
+    : entry.isDirectory()
+    ? "Directory"
+    : entry.isSymbolicLink()
+    ? "SymbolicLink"
+    : entry.isFIFO()
+    ? "FIFO"
+    : entry.isSocket()
+    ? "Socket"
+    : entry.isBlockDevice()
+    ? "BlockDevice"
+    : entry.isCharacterDevice()
+    ? "CharacterDevice"
+    : "Unknown"
+
+const infoOf = (stats: NFS.Stats): FileInfo => ({ type: typeOf(stats), size: stats.size, mode: stats.mode & 0o7777 })
+
+const attempt = <A>(method: string, path: string, run: () => Promise<A>): Effect.Effect<A, PlatformError> =>
+  Effect.tryPromise({ try: run, catch: fromNodeError(method, path) })
+
+/** A close that fails after the work is done has nothing left to report; writes are fsynced before it. */
+const closeQuietly = (handle: FileHandle) => Effect.promise(() => handle.close().catch(() => undefined))
+
+const asPlainBytes = (buffer: Uint8Array, length: number): Uint8Array =>
+  new Uint8Array(buffer.buffer, buffer.byteOffset, length)
+
+/**
+ * Where every bounded read lands first. Registry files are a few hundred bytes, so reading into one
+ * reused buffer and copying out exactly the bytes read costs one small allocation per file; the copy
+ * also means the bytes handed out never share memory with anything else.
+ */
+const scratch = Buffer.alloc(64 * 1024)
+
+const readInto = (fd: number, buffer: Buffer, length: number): number =>
+  NFS.readSync(fd, buffer, length, buffer.length - length, length)
+
+/**
+ * Reads until end of file, but never more than `maxBytes + 1` bytes: one byte past the limit is
+ * the proof that the file is too large, however it grew since `fstat`.
+ */
+const readAtMostSync = (fd: number, sizeHint: number, maxBytes: number): BoundedRead => {
+  const limit = maxBytes + 1
+  let buffer = sizeHint < scratch.length ? scratch : Buffer.alloc(Math.min(limit, sizeHint + 1))
+  if (buffer.length > limit) buffer = buffer.subarray(0, limit)
+  let length = 0
+  for (;;) {
+    if (length === buffer.length) {
+      if (length >= limit) break
+      const larger = Buffer.alloc(Math.min(limit, buffer.length * 2))
+      buffer.copy(larger, 0, 0, length)
+      buffer = larger
+    }
+    const bytesRead = readInto(fd, buffer, length)
+    length += bytesRead
+    // A short read that reached the size fstat gave stopped at the end of the file: that saves the
+    // second read that would return 0. A short read before it (a FUSE file system may return less
+    // mid-file) reads on. (A writer still appending is a torn read, which the registry retries;
+    // the bytes returned never exceed `maxBytes`.)
+    if (bytesRead === 0 || (length < buffer.length && length >= sizeHint)) {
+      return { _tag: "Read", bytes: new Uint8Array(buffer.subarray(0, length)) }
+    }
+  }
+  return { _tag: "TooLarge", size: Math.max(NFS.fstatSync(fd).size, length) }
+}
+
+/**
+ * Synchronous on purpose. The directory listing and the bounded read are what a registry scan does
+ * per file, and registry files sit in the page cache: there each call is a memory copy of a
+ * microsecond or two, while a round trip through libuv's thread pool costs tens of microseconds
+ * of main-thread work (measured here: about 200 µs per record for open, fstat, read and close as
+ * promises, about 5 µs synchronously). The scan is a loop of such effects, so the fiber scheduler
+ * still yields to the event loop between them.
+ */
+const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> =>
+  Effect.try({
+    try: () => NFS.readdirSync(path, { withFileTypes: true }).map((entry) => ({ name: entry.name, type: typeOf(entry) })),
+    catch: fromNodeError("readDirectory", path)
+  })
+
+const stat = (path: string) => attempt("stat", path, () => NFS.promises.stat(path)).pipe(Effect.map(infoOf))
+
+const lstat = (path: string) => attempt("lstat", path, () => NFS.promises.lstat(path)).pipe(Effect.map(infoOf))
+
+/** Where `O_NOFOLLOW` does not exist, a final link is refused by an `lstat` just before the open. */
+const refuseLinkWithoutNoFollow = (path: string): Effect.Effect<void, PlatformError> =>
+  O_NOFOLLOW !== undefined
+    ? Effect.void
+    : Effect.flatMap(lstat(path), (info) =>
+      info.type === "SymbolicLink"
+        ? Effect.fail(
+          new SystemError({
+            reason: "BadResource",
+            module: "FileSystem",
+            method: "readBounded",
+            pathOrDescriptor: path,
+            syscall: "open",
+            description: "a symbolic link, and links are not followed here"
+          })
+        )
+        : Effect.void)
+
+/** A close that fails after the read has nothing left to report. */
+const closeSyncQuietly = (fd: number) => {
+  try {
+    NFS.closeSync(fd)
+  } catch {
+    return
+  }
+}
+
+const readBoundedSync = (path: string, options: { readonly maxBytes: number; readonly followLinks: boolean }): BoundedRead => {
+  const fd = NFS.openSync(path, readFlags | (options.followLinks ? 0 : noFollow))
+  try {
+    const stats = NFS.fstatSync(fd)
+    if (!stats.isFile()) return { _tag: "NotRegular", type: typeOf(stats) }
+    if (stats.size > options.maxBytes) return { _tag: "TooLarge", size: stats.size }
+    return readAtMostSync(fd, stats.size, options.maxBytes)
+  } finally {
+    closeSyncQuietly(fd)
+  }
+}
+
+const readBounded = (
+  path: string,
+  options: { readonly maxBytes: number; readonly followLinks: boolean }
+): Effect.Effect<BoundedRead, PlatformError> => {
+  const read = Effect.try({ try: () => readBoundedSync(path, options), catch: fromNodeError("readBounded", path) })
+  return options.followLinks ? read : Effect.zipRight(refuseLinkWithoutNoFollow(path), read)
+}
+
+/** The umask applies to the directories created, as it does for `mkdir -p`. */
+const makeDirectory = (path: string, mode: number) =>
+  attempt("makeDirectory", path, () => NFS.promises.mkdir(path, { recursive: true, mode })).pipe(Effect.asVoid)
+
+const removeQuietly = (path: string) => Effect.promise(() => NFS.promises.unlink(path).catch(() => undefined))
+
+/**
+ * `O_EXCL` makes the create exclusive even against a dangling link; `O_NOFOLLOW` says so again for
+ * systems that would follow one. `fchmod` sets the mode on the descriptor, so the umask, which only
+ * narrows the mode given to `open`, cannot leave the file with other bits than asked.
+ */
+const writeNewFile = (path: string, bytes: Uint8Array, mode: number) =>
+  Effect.acquireUseRelease(
+    attempt("writeNewFile", path, () => NFS.promises.open(path, O_WRONLY | O_CREAT | O_EXCL | noFollow, mode)),
+    (handle) =>
+      attempt("writeNewFile", path, async () => {
+        await handle.writeFile(bytes)
+        await handle.chmod(mode)
+        await handle.sync()
+      }),
+    // A half-written file must not outlive the failure: whoever reads it next would take it for ours.
+    (handle, exit) => Effect.zipRight(closeQuietly(handle), Exit.isFailure(exit) ? removeQuietly(path) : Effect.void)
+  )
+
+const readSyncAtMost = (fd: number, maxBytes: number): Uint8Array | null => {
+  const buffer = Buffer.alloc(maxBytes + 1)
+  let length = 0
+  while (length < buffer.length) {
+    const bytesRead = NFS.readSync(fd, buffer, length, buffer.length - length, length)
+    if (bytesRead === 0) return asPlainBytes(buffer, length)
+    length += bytesRead
+  }
+  return null
+}
+
+/**
+ * The target's current bytes, or null when it is absent or not something this port would read
+ * (not a regular file, or more than `maxBytes`): each of those differs from any expected bytes.
+ */
+const currentBytesSync = (target: string, maxBytes: number): { readonly bytes: Uint8Array | null; readonly present: boolean } => {
+  const stats = NFS.lstatSync(target, { throwIfNoEntry: false })
+  if (stats === undefined) return { bytes: null, present: false }
+  if (!stats.isFile()) return { bytes: null, present: true }
+  let fd: number
+  try {
+    fd = NFS.openSync(target, readFlags | noFollow)
+  } catch (error) {
+    // Gone or swapped for a link between the lstat and the open: absent, or present and not regular.
+    const code = errnoOf(error)
+    if (code === "ENOENT") return { bytes: null, present: false }
+    if (code === "ELOOP") return { bytes: null, present: true }
+    throw error
+  }
+  try {
+    if (!NFS.fstatSync(fd).isFile()) return { bytes: null, present: true }
+    return { bytes: readSyncAtMost(fd, maxBytes), present: true }
+  } finally {
+    NFS.closeSync(fd)
+  }
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0
+
+/**
+ * Synchronous from the re-read to the rename: no `await`, no other I/O, so no other fiber of this
+ * process can run in the window. Another process still can; nothing on a POSIX file system closes it.
+ */
+const replaceIfUnchanged = (
+  source: string,
+  target: string,
+  expected: Uint8Array | null,
+  maxBytes: number
+): Effect.Effect<ReplaceOutcome, PlatformError> =>
+  Effect.try({
+    try: (): ReplaceOutcome => {
+      const current = currentBytesSync(target, maxBytes)
+      const unchanged = expected === null
+        ? !current.present
+        : current.bytes !== null && sameBytes(current.bytes, expected)
+      if (!unchanged) return { _tag: "Changed", bytes: current.bytes }
+      NFS.renameSync(source, target)
+      return { _tag: "Replaced" }
+    },
+    catch: fromNodeError("replaceIfUnchanged", target)
+  })
+
+/** Errors from `fsync` on a directory that mean "this platform cannot", not "the data is lost". */
+const cannotSyncDirectory = new Set(["EISDIR", "EINVAL", "EPERM", "ENOTSUP", "EBADF"])
+
+const syncDirectory = (path: string): Effect.Effect<void, PlatformError> =>
+  process.platform === "win32"
+    ? Effect.void
+    : Effect.acquireUseRelease(
+      attempt("syncDirectory", path, () => NFS.promises.open(path, O_RDONLY)),
+      (handle) =>
+        attempt("syncDirectory", path, () =>
+          handle.sync().catch((error: unknown) => {
+            if (!cannotSyncDirectory.has(errnoOf(error) ?? "")) throw error
+          })),
+      closeQuietly
+    )
+
+const removeFile = (path: string): Effect.Effect<void, PlatformError> =>
+  attempt("removeFile", path, () =>
+    NFS.promises.unlink(path).catch((error: unknown) => {
+      if (errnoOf(error) !== "ENOENT") throw error
+    }))
 
 /**
  * `fs.watch` on the directory. It keeps watching the directory it opened, not the path, so the
@@ -79,6 +384,18 @@ const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
     "unbounded"
   )
 
-export const makeNode = (): FilesShape => makeNodeWith(watch)
+/** Every operation of the port on `node:fs`. */
+export const make = (): Files => ({
+  readDirectory,
+  stat,
+  lstat,
+  readBounded,
+  makeDirectory,
+  writeNewFile,
+  replaceIfUnchanged,
+  syncDirectory,
+  removeFile,
+  watch
+})
 
-export const layerNode: Layer.Layer<Files> = Layer.sync(Files, makeNode)
+export const layer: Layer.Layer<Files> = Layer.sync(Files, make)

@@ -1,37 +1,47 @@
 /**
  * Everything in memory, for the tests of programs built on claude-peers: a file tree and a process
- * table that the test controls (and can inject faults into), behind the same services as the real
- * machine. The same conformance suites run against these and the Node layers.
+ * table that the test controls (and can inject faults into), behind the same services, composed the
+ * same way as on the real machine. The same conformance suites run against this and `layerNode`.
  */
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 import * as ClaudeHome from "../services/ClaudeHome.js"
-import * as Registry from "../services/Registry.js"
-import * as Settings from "../services/Settings.js"
-import { layerMemory as filesLayerMemory, makeMemoryFiles, type MemoryFiles } from "./FilesMemory.js"
-import { layerMemory as processProbeLayerMemory, makeMemoryProcesses, type MemoryProcesses } from "./ProcessProbeMemory.js"
+import * as FilesMemory from "./FilesMemory.js"
+import { makeMemoryTree, type MemoryTree } from "./MemoryTree.js"
+import * as ProcessProbeMemory from "./ProcessProbeMemory.js"
+import { type CommonOptions, layerServices, type Services } from "./Services.js"
 
 export interface MemoryWorld {
-  readonly files: MemoryFiles
-  readonly processes: MemoryProcesses
-  /** The Claude home inside the memory tree. */
+  /** The file tree: write records and settings here, inject torn reads and racing writers. */
+  readonly tree: MemoryTree
+  /** The process table: spawn, kill, reuse pids; `self` is the process the program runs as. */
+  readonly processes: ProcessProbeMemory.MemoryProcesses
+  /** The Claude home inside the tree. */
   readonly home: ClaudeHome.ClaudeHome
 }
 
-/** A fresh memory world; its Claude home is `/home/user/.claude` unless another is given. */
-export const makeMemoryWorld = (root = "/home/user/.claude"): MemoryWorld => ({
-  files: makeMemoryFiles(),
-  processes: makeMemoryProcesses(),
-  home: ClaudeHome.makeClaudeHome(root)
+export interface MemoryWorldOptions extends ProcessProbeMemory.MemoryProcessesOptions {
+  /** Where the Claude home is in the tree (default `/home/user/.claude`; it is not created). */
+  readonly claudeHome?: string | undefined
+}
+
+export const makeMemoryWorld = (options: MemoryWorldOptions = {}): MemoryWorld => ({
+  tree: makeMemoryTree(),
+  processes: ProcessProbeMemory.makeMemoryProcesses(options),
+  home: ClaudeHome.make(options.claudeHome ?? "/home/user/.claude")
 })
 
-/** The registry, the settings and their ports over a memory world. */
-export const layerMemory = (world: MemoryWorld) =>
-  Layer.merge(Registry.layer, Settings.layer).pipe(
-    Layer.provideMerge(
-      Layer.mergeAll(
-        filesLayerMemory(world.files),
-        processProbeLayerMemory(world.processes),
-        Layer.succeed(ClaudeHome.ClaudeHome, world.home)
-      )
-    )
+export interface MemoryOptions extends CommonOptions {
+  /** Another Claude home in the same tree than the world's. */
+  readonly claudeHome?: string | undefined
+}
+
+/** Registry, Settings and Watch over a memory world, with the ports they run on. */
+export const layerMemory = (world: MemoryWorld, options: MemoryOptions = {}): Layer.Layer<Services> =>
+  layerServices(
+    Layer.mergeAll(
+      FilesMemory.layer(world.tree),
+      ProcessProbeMemory.layer(world.processes),
+      options.claudeHome === undefined ? Layer.succeed(ClaudeHome.ClaudeHome, world.home) : ClaudeHome.layer(options.claudeHome)
+    ),
+    options
   )

@@ -1,20 +1,22 @@
 /**
- * The services on the real machine: the narrow file port on `node:fs`, the process probe on
- * `kill(pid, 0)` and `/proc` (or `ps` on macOS), and the Claude home from the option, then
- * `CLAUDE_CONFIG_DIR`, then `~/.claude`.
+ * The services on the real machine: the file port on `node:fs`, the process probe on `kill(pid, 0)`
+ * and `/proc` (or `ps` on macOS), and the Claude home from the option, then `CLAUDE_CONFIG_DIR`, then
+ * `~/.claude`.
  */
-import { Layer, Option } from "effect"
+import * as Layer from "effect/Layer"
 import * as ClaudeHome from "../services/ClaudeHome.js"
-import * as Registry from "../services/Registry.js"
-import * as Settings from "../services/Settings.js"
-import { layerNode as filesLayerNode } from "./FilesNode.js"
-import { layerNode as processProbeLayerNode } from "./ProcessProbeNode.js"
+import * as FilesNode from "./FilesNode.js"
+import * as ProcessProbeNode from "./ProcessProbeNode.js"
+import { type CommonOptions, layerServices, type Services } from "./Services.js"
 
-/** `Files` and `ProcessProbe` on the real OS. */
-export const layerPlatform = Layer.merge(filesLayerNode, processProbeLayerNode)
+export interface NodeOptions extends CommonOptions {
+  /** The Claude home; when absent, `CLAUDE_CONFIG_DIR`, then `~/.claude`. */
+  readonly claudeHome?: string | undefined
+}
 
-/** Everything the command needs, for the given Claude home (or the default one). */
-export const layerNode = (claudeHome: Option.Option<string> = Option.none()) =>
-  Layer.merge(Registry.layer, Settings.layer).pipe(
-    Layer.provideMerge(Layer.merge(layerPlatform, ClaudeHome.layerFromEnvironment(claudeHome)))
-  )
+/** The ports alone, for a program that provides its own services over them. */
+export const layerPorts = (options: NodeOptions = {}) =>
+  Layer.mergeAll(FilesNode.layer, ProcessProbeNode.layer, ClaudeHome.layerFromEnvironment(options.claudeHome))
+
+/** Registry, Settings and Watch on the real machine, with the ports they run on. */
+export const layerNode = (options: NodeOptions = {}): Layer.Layer<Services> => layerServices(layerPorts(options), options)

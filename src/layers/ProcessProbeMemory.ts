@@ -4,18 +4,33 @@
  * a process that dies between the two reported `Dead`. The same conformance suite runs against both,
  * so a test written against this table holds against the OS.
  */
-import { Effect, Layer, Option } from "effect"
-import { type Liveness, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { type Liveness, type ProcessIdentity, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+
+export interface MemoryProcessesOptions {
+  /** "This process", the one the program runs as (a lock of ours names it). Default pid 424242, a fresh start time. */
+  readonly self?: { readonly pid?: number; readonly startTime?: string }
+}
 
 export interface MemoryProcesses {
   readonly probe: ProcessProbe
+  /** The process the program runs as: alive in the table from the start, as any running program is on the OS. */
+  readonly self: { readonly pid: number; readonly startTime: string }
   /**
    * Starts a process. Pids are allocated from 1000 upward when not given; the start time defaults
    * to a fresh decimal string, distinct per process. Spawning on a live pid is a test bug and
    * throws: use `reuse` for a pid taken over by a new process.
    */
   spawn(options?: { readonly pid?: number; readonly startTime?: string }): { pid: number; startTime: string }
+  /** The process exits and is reaped: no process has the pid any more. */
   kill(pid: number): void
+  /**
+   * The process exits but its parent does not reap it: `kill(pid, 0)` still succeeds, as for any
+   * zombie, yet nothing runs; the probe must report it `Dead`. `kill` reaps it.
+   */
+  exitUnreaped(pid: number): void
   /** The pid now belongs to a new live process with a new start time, which is returned. */
   reuse(pid: number, startTime?: string): string
   /** Alive, but its start time cannot be read (as an unreadable stat file or a failed `ps`). */
@@ -38,6 +53,8 @@ interface Entry {
   readonly startTime: string
   unreadable: boolean
   dieDuringCheck: boolean
+  /** Exited, not reaped. */
+  zombie: boolean
 }
 
 /** As on the OS: 0 and negatives address process groups, and no process has such a pid. */
@@ -46,7 +63,9 @@ const isProcessId = (pid: number): boolean => Number.isSafeInteger(pid) && pid >
 const dead: ProcessState = { _tag: "Dead" }
 const aliveWith = (startTime: Option.Option<string>): ProcessState => ({ _tag: "Alive", startTime })
 
-export const makeMemoryProcesses = (): MemoryProcesses => {
+export const defaultSelfPid = 424242
+
+export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): MemoryProcesses => {
   const table = new Map<number, Entry>()
   let nextPid = 1000
   let nextStartTime = 100001
@@ -109,7 +128,7 @@ export const makeMemoryProcesses = (): MemoryProcesses => {
   const statesOf = (alive: ReadonlyMap<number, boolean>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> => {
     const states = new Map<number, ProcessState>()
     for (const [pid, isAlive] of alive) {
-      if (!isAlive) states.set(pid, dead)
+      if (!isAlive || table.get(pid)?.zombie === true) states.set(pid, dead)
       else if (!startTimeOf.has(pid)) states.set(pid, aliveWith(Option.none()))
       else {
         const read = readStartTime(pid)
@@ -129,7 +148,18 @@ export const makeMemoryProcesses = (): MemoryProcesses => {
     return states
   }
 
+  const selfPid = options.self?.pid ?? defaultSelfPid
+  checkPid(selfPid)
+  const self = { pid: selfPid, startTime: options.self?.startTime ?? freshStartTime() }
+  table.set(self.pid, { startTime: self.startTime, unreadable: false, dieDuringCheck: false, zombie: false })
+
   const probe: ProcessProbe = {
+    // As on the OS, this process's start time is read when it is asked for, so a test that makes it
+    // unreadable sees a holder without one.
+    self: Effect.sync((): ProcessIdentity => {
+      const read = readStartTime(self.pid)
+      return { pid: self.pid, startTime: read._tag === "Read" ? Option.some(read.startTime) : Option.none() }
+    }),
     pidDomain: Effect.sync(() => pidDomain),
     check: (pids, startTimeOf) => Effect.sync(() => check(pids, startTimeOf)),
     checkLiveness: (pids) => Effect.sync(() => checkLiveness(pids))
@@ -137,6 +167,7 @@ export const makeMemoryProcesses = (): MemoryProcesses => {
 
   return {
     probe,
+    self,
     spawn(options) {
       let pid = options?.pid
       if (pid === undefined) {
@@ -147,16 +178,21 @@ export const makeMemoryProcesses = (): MemoryProcesses => {
         if (table.has(pid)) throw new Error(`pid ${pid} is already a live process; use reuse(${pid})`)
       }
       const startTime = options?.startTime ?? freshStartTime()
-      table.set(pid, { startTime, unreadable: false, dieDuringCheck: false })
+      table.set(pid, { startTime, unreadable: false, dieDuringCheck: false, zombie: false })
       return { pid, startTime }
     },
     kill(pid) {
       table.delete(pid)
     },
+    exitUnreaped(pid) {
+      const entry = table.get(pid)
+      if (entry === undefined) throw new Error(`pid ${pid} is not a live process`)
+      entry.zombie = true
+    },
     reuse(pid, startTime) {
       checkPid(pid)
       const fresh = startTime ?? freshStartTime()
-      table.set(pid, { startTime: fresh, unreadable: false, dieDuringCheck: false })
+      table.set(pid, { startTime: fresh, unreadable: false, dieDuringCheck: false, zombie: false })
       return fresh
     },
     setStartTimeUnreadable(pid, unreadable = true) {
@@ -180,5 +216,5 @@ export const makeMemoryProcesses = (): MemoryProcesses => {
   }
 }
 
-export const layerMemory = (processes: MemoryProcesses): Layer.Layer<ProcessProbe> =>
+export const layer = (processes: MemoryProcesses): Layer.Layer<ProcessProbe> =>
   Layer.succeed(ProcessProbe, processes.probe)

@@ -16,9 +16,11 @@
  * without one. That replaces thousands of failing system calls by one directory read, and stays
  * within the first rule: see `processListing` for when the listing is trusted and what it misses.
  */
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as fs from "node:fs"
-import { type Liveness, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+import { type Liveness, type ProcessIdentity, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
 
 const dead: ProcessState = { _tag: "Dead" }
 const aliveWith = (startTime: Option.Option<string>): ProcessState => ({ _tag: "Alive", startTime })
@@ -151,33 +153,51 @@ const probeLiveness = (pids: Iterable<number>, listing: (count: number) => Reado
     return alive
   })
 
-/**
- * Field 22 (`starttime`) of a `/proc/<pid>/stat` line, or none when the line is not one. The comm
- * field (2) is the process name in parentheses and may itself hold spaces and `)`, so the fields are
- * counted from the LAST `)`: what follows starts at field 3 (state), making field 22 the 20th.
- */
-export const parseProcStatStartTime = (stat: string): Option.Option<string> => {
-  const close = stat.lastIndexOf(")")
-  if (close < 0) return Option.none()
-  const field = stat.slice(close + 1).trim().split(/\s+/)[19]
-  return field !== undefined && /^\d+$/.test(field) ? Option.some(field) : Option.none()
+/** What `/proc/<pid>/stat` says of a process: whether it has exited (a zombie), and its start time. */
+export interface ProcStat {
+  /** State `Z` (zombie) or `X` (dead): the process has exited and only waits to be reaped. */
+  readonly exited: boolean
+  readonly startTime: Option.Option<string>
 }
 
 /**
- * `ps -o pid=,lstart=` output as pid → lstart with its white space collapsed to single spaces
- * (`Tue Dec  1 …` pads the day), which is how `procStart` is compared word by word. Lines that are
- * not `<pid> <words…>` are skipped.
+ * Fields 3 (`state`) and 22 (`starttime`) of a `/proc/<pid>/stat` line, or none when the line is not
+ * one. The comm field (2) is the process name in parentheses and may itself hold spaces and `)`, so
+ * the fields are counted from the LAST `)`: what follows starts at field 3, making field 22 the 20th.
  */
-export const parsePsLstart = (output: string): Map<number, string> => {
-  const starts = new Map<number, string>()
+export const parseProcStat = (stat: string): Option.Option<ProcStat> => {
+  const close = stat.lastIndexOf(")")
+  if (close < 0) return Option.none()
+  const fields = stat.slice(close + 1).trim().split(/\s+/)
+  const state = fields[0]
+  if (state === undefined || state.length === 0) return Option.none()
+  const start = fields[19]
+  return Option.some({
+    exited: state === "Z" || state === "X",
+    startTime: start !== undefined && /^\d+$/.test(start) ? Option.some(start) : Option.none()
+  })
+}
+
+/** What `ps` says of a process: whether it has exited (a zombie), and its start time as Claude Code spells it. */
+export interface PsEntry {
+  readonly exited: boolean
+  readonly lstart: string
+}
+
+/**
+ * `ps -o pid=,stat=,lstart=` output as pid → entry, the lstart with its white space collapsed to
+ * single spaces (`Tue Dec  1 …` pads the day), which is how `procStart` is compared word by word.
+ * A state starting with `Z` is a zombie. Lines that are not `<pid> <state> <words…>` are skipped.
+ */
+export const parsePs = (output: string): Map<number, PsEntry> => {
+  const entries = new Map<number, PsEntry>()
   for (const line of output.split("\n")) {
-    const match = /^\s*(\d+)\s+(\S.*?)\s*$/.exec(line)
+    const match = /^\s*(\d+)\s+(\S+)\s+(\S.*?)\s*$/.exec(line)
     if (match === null) continue
     const pid = Number(match[1])
-    const lstart = match[2]!.split(/\s+/).join(" ")
-    if (isProcessId(pid)) starts.set(pid, lstart)
+    if (isProcessId(pid)) entries.set(pid, { exited: match[2]!.startsWith("Z"), lstart: match[3]!.split(/\s+/).join(" ") })
   }
-  return starts
+  return entries
 }
 
 /**
@@ -202,9 +222,10 @@ const readProcStat = (pid: number): string => {
 }
 
 /**
- * Linux start times, read one stat file at a time (synchronous reads of procfs are memory copies).
- * A stat file that is missing while `kill(pid, 0)` still succeeds is a process procfs hides from us
- * (`hidepid`): alive, start unknown.
+ * Linux states, read one stat file at a time (synchronous reads of procfs are memory copies). Every
+ * pid that `kill(pid, 0)` found is read, start time asked or not: a zombie passes `kill(pid, 0)` but
+ * runs nothing, and only its state says so. A stat file that is missing while `kill(pid, 0)` still
+ * succeeds is a process procfs hides from us (`hidepid`): alive, start unknown.
  */
 const linuxStates = (alive: Map<number, boolean>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> =>
   withoutStackTraces(() => {
@@ -214,12 +235,10 @@ const linuxStates = (alive: Map<number, boolean>, startTimeOf: ReadonlySet<numbe
         states.set(pid, dead)
         continue
       }
-      if (!startTimeOf.has(pid)) {
-        states.set(pid, aliveWith(Option.none()))
-        continue
-      }
       try {
-        states.set(pid, aliveWith(parseProcStatStartTime(readProcStat(pid))))
+        const stat = parseProcStat(readProcStat(pid))
+        if (Option.isSome(stat) && stat.value.exited) states.set(pid, dead)
+        else states.set(pid, aliveWith(startTimeOf.has(pid) ? Option.flatMap(stat, (s) => s.startTime) : Option.none()))
       } catch (error) {
         const code = errorCode(error)
         const gone = (code === "ENOENT" || code === "ESRCH") && !signalZero(pid)
@@ -236,16 +255,16 @@ const psEnvironment = (): NodeJS.ProcessEnv => ({ ...process.env, TZ: "UTC", LC_
  * One `ps` for all the pids. `ps` may exit non-zero when some pid is gone yet still print the others,
  * so its output is used whatever the exit status; a failure to run it at all yields no start times.
  */
-const runPsLstart = (pids: ReadonlyArray<number>): Effect.Effect<string> =>
+const runPs = (pids: ReadonlyArray<number>): Effect.Effect<string> =>
   // Imported here, not at the top: only macOS runs `ps`, and loading `node:child_process` (with
   // `net`, `dgram` and the streams) is a measurable part of the command's start-up elsewhere.
-  Effect.flatMap(Effect.promise(() => import("node:child_process")), (childProcess) => runPsLstartWith(childProcess, pids))
+  Effect.flatMap(Effect.promise(() => import("node:child_process")), (childProcess) => runPsWith(childProcess, pids))
 
-const runPsLstartWith = (childProcess: typeof import("node:child_process"), pids: ReadonlyArray<number>): Effect.Effect<string> =>
+const runPsWith = (childProcess: typeof import("node:child_process"), pids: ReadonlyArray<number>): Effect.Effect<string> =>
   Effect.async<string>((resume) => {
     const child = childProcess.execFile(
       "ps",
-      ["-o", "pid=,lstart=", "-p", pids.join(",")],
+      ["-o", "pid=,stat=,lstart=", "-p", pids.join(",")],
       { env: psEnvironment(), encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 30_000 },
       (_error, stdout) => resume(Effect.succeed(typeof stdout === "string" ? stdout : ""))
     )
@@ -254,24 +273,24 @@ const runPsLstartWith = (childProcess: typeof import("node:child_process"), pids
     })
   })
 
-/** macOS start times: one batched `ps`; a pid missing from its output is re-checked for liveness. */
+/**
+ * macOS states: one batched `ps` for every pid `kill(pid, 0)` found (a zombie passes it, and only
+ * `ps` says it exited); a pid missing from its output is checked for liveness again.
+ */
 const psStates = (
   alive: Map<number, boolean>,
   startTimeOf: ReadonlySet<number>
 ): Effect.Effect<ReadonlyMap<number, ProcessState>> => {
-  const wanted = [...alive].filter(([pid, isAlive]) => isAlive && startTimeOf.has(pid)).map(([pid]) => pid)
-  const starts = wanted.length === 0 ? Effect.succeed(new Map<number, string>()) : Effect.map(runPsLstart(wanted), parsePsLstart)
-  return Effect.map(starts, (starts) =>
+  const wanted = [...alive].filter(([, isAlive]) => isAlive).map(([pid]) => pid)
+  const seen = wanted.length === 0 ? Effect.succeed(new Map<number, PsEntry>()) : Effect.map(runPs(wanted), parsePs)
+  return Effect.map(seen, (seen) =>
     withoutStackTraces(() => {
       const states = new Map<number, ProcessState>()
       for (const [pid, isAlive] of alive) {
-        if (!isAlive) states.set(pid, dead)
-        else if (!startTimeOf.has(pid)) states.set(pid, aliveWith(Option.none()))
-        else {
-          const start = starts.get(pid)
-          if (start !== undefined) states.set(pid, aliveWith(Option.some(start)))
-          else states.set(pid, signalZero(pid) ? aliveWith(Option.none()) : dead)
-        }
+        const entry = seen.get(pid)
+        if (!isAlive || entry?.exited === true) states.set(pid, dead)
+        else if (entry === undefined) states.set(pid, signalZero(pid) ? aliveWith(Option.none()) : dead)
+        else states.set(pid, aliveWith(startTimeOf.has(pid) ? Option.some(entry.lstart) : Option.none()))
       }
       return states
     })
@@ -315,9 +334,21 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
         return Effect.succeed(livenessOnly(alive))
     }
   }
+  let self: ProcessIdentity | undefined
+  const check: ProcessProbe["check"] = (pids, startTimeOf) =>
+    Effect.suspend(() => statesOf(probeLiveness(pids, listing), startTimeOf))
   return {
+    self: Effect.suspend(() => {
+      if (self !== undefined) return Effect.succeed(self)
+      const pid = process.pid
+      return Effect.map(check([pid], new Set([pid])), (states) => {
+        const state = states.get(pid)
+        self = { pid, startTime: state?._tag === "Alive" ? state.startTime : Option.none() }
+        return self
+      })
+    }),
     pidDomain: Effect.sync(() => (domain ??= platform === "linux" ? linuxPidDomain() : Option.none())),
-    check: (pids, startTimeOf) => Effect.suspend(() => statesOf(probeLiveness(pids, listing), startTimeOf)),
+    check,
     checkLiveness: (pids) =>
       Effect.sync((): Liveness => {
         const alive = probeLiveness(pids, listing)
@@ -334,4 +365,4 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
   }
 }
 
-export const layerNode: Layer.Layer<ProcessProbe> = Layer.sync(ProcessProbe, () => makeNode())
+export const layer: Layer.Layer<ProcessProbe> = Layer.sync(ProcessProbe, () => makeNode())

@@ -1,8 +1,12 @@
 /**
  * Where the registry and the user settings live. First match wins: an explicit directory (the
- * `--claude-home` option), `CLAUDE_CONFIG_DIR`, then `<user home>/.claude`.
+ * `--claude-home` option, the layers' `claudeHome`), `CLAUDE_CONFIG_DIR`, then `<user home>/.claude`.
  */
-import { Config, Context, Effect, Layer, Option } from "effect"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as os from "node:os"
 import * as path from "node:path"
 
@@ -16,7 +20,7 @@ export interface ClaudeHome {
 
 export const ClaudeHome = Context.GenericTag<ClaudeHome>("claude-peers/ClaudeHome")
 
-export const makeClaudeHome = (root: string): ClaudeHome => {
+export const make = (root: string): ClaudeHome => {
   const resolved = path.resolve(root)
   return {
     root: resolved,
@@ -26,21 +30,19 @@ export const makeClaudeHome = (root: string): ClaudeHome => {
 }
 
 /** A fixed Claude home: what tests use, so that they never touch the real `~/.claude`. */
-export const layer = (root: string): Layer.Layer<ClaudeHome> => Layer.succeed(ClaudeHome, makeClaudeHome(root))
+export const layer = (root: string): Layer.Layer<ClaudeHome> => Layer.sync(ClaudeHome, () => make(root))
 
-/** The explicit directory when given, then `CLAUDE_CONFIG_DIR`, then `<user home>/.claude`. */
-export const resolveClaudeHome = (explicit: Option.Option<string>) =>
-  Option.match(explicit, {
-    onSome: (root) => Effect.succeed(makeClaudeHome(root)),
-    onNone: () =>
-      Config.option(Config.string("CLAUDE_CONFIG_DIR")).pipe(
-        // An empty CLAUDE_CONFIG_DIR is unset, not the current directory.
-        Effect.map(Option.filter((dir) => dir.length > 0)),
-        Effect.map(Option.getOrElse(() => path.join(os.homedir(), ".claude"))),
-        Effect.map(makeClaudeHome),
-        Effect.orDie
-      )
-  })
+/** `claudeHome` when given, then `CLAUDE_CONFIG_DIR` (read through Effect's `ConfigProvider`), then `<user home>/.claude`. */
+export const fromEnvironment = (claudeHome?: string): Effect.Effect<ClaudeHome> =>
+  claudeHome !== undefined
+    ? Effect.sync(() => make(claudeHome))
+    : Config.option(Config.string("CLAUDE_CONFIG_DIR")).pipe(
+      // An empty CLAUDE_CONFIG_DIR is unset, not the current directory.
+      Effect.map(Option.filter((dir) => dir.length > 0)),
+      Effect.map(Option.getOrElse(() => path.join(os.homedir(), ".claude"))),
+      Effect.map(make),
+      Effect.orDie
+    )
 
-export const layerFromEnvironment = (explicit: Option.Option<string> = Option.none()) =>
-  Layer.effect(ClaudeHome, resolveClaudeHome(explicit))
+export const layerFromEnvironment = (claudeHome?: string): Layer.Layer<ClaudeHome> =>
+  Layer.effect(ClaudeHome, fromEnvironment(claudeHome))

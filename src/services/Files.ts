@@ -9,7 +9,7 @@
  * is a faithful in-memory tree with fault injection. One conformance suite runs against both.
  */
 import type { PlatformError } from "@effect/platform/Error"
-import { Context } from "effect"
+import * as Context from "effect/Context"
 import type { Effect } from "effect/Effect"
 import type { Stream } from "effect/Stream"
 import type { EntryType } from "../domain/Verdict.js"

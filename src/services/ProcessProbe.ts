@@ -2,7 +2,7 @@
  * Asks the OS about processes. A registry file is never proof of a live session (the files outlive
  * a crash, and pids are reused), so every "live" answer goes through this port.
  */
-import { Context } from "effect"
+import * as Context from "effect/Context"
 import type { Effect } from "effect/Effect"
 import type { Option } from "effect/Option"
 
@@ -30,7 +30,20 @@ export interface Liveness {
   ) => Effect<ReadonlyMap<number, ProcessState>>
 }
 
+/** A process as a lock names its holder: its pid and, where this OS can read it, its start time. */
+export interface ProcessIdentity {
+  readonly pid: number
+  /** As `ProcessState`'s `startTime`: Claude Code's `procStart` spelling, or none where it cannot be read. */
+  readonly startTime: Option<string>
+}
+
 export interface ProcessProbe {
+  /**
+   * This process. It belongs to the port, not to `process.pid`, so that a memory process table can
+   * say who "we" are: a lock of ours must be recognized as held by a live process in memory exactly
+   * as it is on the OS.
+   */
+  readonly self: Effect<ProcessIdentity>
   /**
    * This machine's pid domain (`linux:<machine-id>:<target of /proc/self/ns/pid>`), or none when it
    * cannot be computed (not Linux, no machine id): then the domain check is skipped.

@@ -28,30 +28,41 @@
  *   `changed`. A missing start time proves nothing, as an unreadable one does for the registry.
  */
 import type { PlatformError } from "@effect/platform/Error"
-import { Duration, Effect, Equal, Fiber, Queue, Schedule, Schema, Stream } from "effect"
-import { appeared, changed, gone, type SessionEvent } from "../domain/SessionEvent.js"
-import { Session } from "../domain/Session.js"
-import type { RegistryEntry, VerdictName } from "../domain/Verdict.js"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import type { SessionEvent } from "../domain/SessionEvent.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { Files } from "./Files.js"
-import { ProcessProbe, type ProcessState } from "./ProcessProbe.js"
+import { ProcessProbe } from "./ProcessProbe.js"
 import { Registry } from "./Registry.js"
+import * as Timing from "./Timing.js"
+import { diffRegistry, emptyTracking, type Tracking, unchangedSince } from "./WatchDiff.js"
 
 export interface WatchOptions {
   /**
-   * How often the live sessions' pids are probed, in ms (default 2000): a process that dies
-   * without touching its file is reported within this, plus the time to read the registry.
+   * How often the live sessions' pids are probed (default: `Timing`'s `watchInterval`, 2 s): a
+   * process that dies without touching its file is reported within this, plus the time to read the
+   * registry.
    */
-  readonly intervalMillis?: number | undefined
-  /**
-   * How long a burst of notifications is gathered before the registry is read, in ms (default 75):
-   * a file rewritten many times within it is read once, in its last state.
-   */
-  readonly debounceMillis?: number | undefined
+  readonly interval?: Duration.DurationInput | undefined
 }
 
-export const defaultIntervalMillis = 2000
-export const defaultDebounceMillis = 75
+export interface Watch {
+  /**
+   * The live sessions as a stream of changes: first one `appeared` per live session, sorted by pid,
+   * then an event for each change seen. The directory watch and the timers belong to the stream's
+   * scope and are released when it closes. Fails only when the registry directory cannot be watched
+   * or read for another reason than being absent (an absent directory is waited for).
+   */
+  readonly sessions: (options?: WatchOptions) => Stream.Stream<SessionEvent, PlatformError>
+}
+
+export const Watch = Context.GenericTag<Watch>("claude-peers/Watch")
 
 /**
  * Every this many intervals the registry is read even when nothing asked for it: a notification
@@ -60,78 +71,14 @@ export const defaultDebounceMillis = 75
  */
 export const rereadEveryIntervals = 30
 
-/** How often an absent registry directory is looked for (at most; never less often than the interval). */
-export const directoryPollMillis = 200
-
-/** Verdicts that a write in progress or a removal in progress can produce: worth one more look. */
-const inconclusive: ReadonlySet<VerdictName> = new Set(["malformed", "unreadable"])
-
-interface Tracked {
-  readonly session: Session
-  /** The last read found the file inconclusive; one more such reading ends the session. */
-  readonly doubted: boolean
-  /** What the probe said of the pid just before the read that found the session live; undefined when it was not probed. */
-  readonly process: ProcessState | undefined
-}
-
-/** The live sessions of the last read, by file. */
-export type Tracking = ReadonlyMap<string, Tracked>
-
-export const emptyTracking: Tracking = new Map()
-
-const sameSession = Schema.equivalence(Session)
-
-const sameProcess = (a: Session, b: Session): boolean =>
-  a.startedAtMs === null || b.startedAtMs === null || a.startedAtMs === b.startedAtMs
-
-const sameState = (a: ProcessState, b: ProcessState): boolean =>
-  a._tag === "Dead" ? b._tag === "Dead" : b._tag === "Alive" && Equal.equals(a.startTime, b.startTime)
-
-/**
- * One read: the events that lead from the sessions tracked so far to what `entries` say, sorted
- * by pid (a `gone` before the `appeared` of the same pid), and what to track from now on.
- * `processes` is what the probe said of the tracked pids just before the read.
- */
-export const diffRegistry = (
-  before: Tracking,
-  entries: ReadonlyArray<RegistryEntry>,
-  processes: ReadonlyMap<number, ProcessState> = new Map()
-): readonly [Tracking, ReadonlyArray<SessionEvent>] => {
-  const after = new Map<string, Tracked>()
-  const events: Array<SessionEvent> = []
-  const now = new Map(entries.map((entry) => [entry.file, entry]))
-  for (const [file, tracked] of before) {
-    const verdict = now.get(file)?.verdict
-    if (verdict === undefined) events.push(gone(tracked.session, "removed"))
-    else if (verdict._tag === "live") continue
-    else if (inconclusive.has(verdict._tag) && !tracked.doubted) after.set(file, { ...tracked, doubted: true })
-    else events.push(gone(tracked.session, verdict._tag))
-  }
-  for (const entry of entries) {
-    if (entry.verdict._tag !== "live") continue
-    const session = entry.verdict.session
-    const previous = before.get(entry.file)?.session
-    after.set(entry.file, { session, doubted: false, process: processes.get(session.pid) })
-    if (previous === undefined) events.push(appeared(session))
-    else if (!sameProcess(session, previous)) events.push(gone(previous, "pid_reused"), appeared(session))
-    else if (!sameSession(session, previous)) events.push(changed(session, previous))
-  }
-  // Array.prototype.sort is stable: a pid's `gone` stays before its `appeared`.
-  events.sort((a, b) => a.session.pid - b.session.pid)
-  return [after, events]
-}
-
-/** Whether the probe's answers leave every tracked session as the last read found it. */
-const unchangedSince = (tracking: Tracking, processes: ReadonlyMap<number, ProcessState>): boolean =>
-  [...tracking.values()].every(({ doubted, process, session }) => {
-    const current = processes.get(session.pid)
-    return !doubted && process !== undefined && current !== undefined && sameState(process, current)
-  })
-
 /** Why the registry is looked at: a change in its directory (read it), or the interval (probe first). */
 type Look = "read" | "probe"
 
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
+
+/** One element after each wait, forever. */
+const ticks = (every: Duration.Duration, waitsFor: string): Stream.Stream<void> =>
+  Stream.repeatEffect(Timing.sleep(every, waitsFor))
 
 /**
  * One element per burst: the first element opens a window of `window`, every element that arrives
@@ -144,56 +91,43 @@ const coalesceWithin = (window: Duration.Duration) => <A, E, R>(self: Stream.Str
     const arrived = yield* Queue.sliding<void>(1)
     const upstream = yield* self.pipe(Stream.runForEach(() => Queue.offer(arrived, undefined)), Effect.forkScoped)
     const burst = Queue.take(arrived).pipe(
-      Effect.zipRight(Effect.sleep(window)),
+      Effect.zipRight(Timing.sleep(window, "the window that gathers registry change notifications")),
       Effect.zipRight(Queue.takeAll(arrived))
     )
     return Stream.repeatEffect(Effect.asVoid(burst)).pipe(Stream.interruptWhen(Fiber.join(upstream)))
   }))
 
-/**
- * A notification for every change in the registry directory, across its absence, removal and
- * re-creation; it never ends, and fails only when the directory cannot be watched for another
- * reason than being absent. Also one when a watch begins (files may have been written before it
- * did) and one when it ends (the directory was removed, and its sessions with it). While the
- * directory is absent, or once its watch has ended, it is looked for every `directoryPollMillis`
- * (or every interval, when that is shorter): a file written into a directory created late must be
- * reported within 500 ms like any other, a stat costs next to nothing, and the pause keeps a watch
- * that keeps ending from spinning.
- */
-const directoryChanges = (files: Files, directory: string, interval: Duration.Duration): Stream.Stream<void, PlatformError> => {
-  const lookAgain = Schedule.spaced(Duration.min(interval, Duration.millis(directoryPollMillis)))
-  return Stream.unwrap(
-    Effect.as(files.stat(directory), Stream.merge(Stream.succeed(undefined), Stream.as(files.watch(directory), undefined)))
-  ).pipe(
-    Stream.concat(Stream.succeed(undefined)),
-    Stream.repeat(lookAgain),
-    Stream.retry(lookAgain.pipe(Schedule.whileInput(isNotFound)))
-  )
-}
+export const make = Effect.gen(function*() {
+  const registry = yield* Registry
+  const files = yield* Files
+  const probe = yield* ProcessProbe
+  const home = yield* ClaudeHome
+  const timings = yield* Timing.Timing
+  const directory = home.sessionsDirectory
 
-/**
- * The live sessions as a stream of changes: first one `appeared` per live session, sorted by pid,
- * then an event for each change seen. The registry is read one debounce window after a burst of
- * change notifications in its directory; every interval the live sessions' pids are probed, and
- * the registry read again when one of them changed; and every `rereadEveryIntervals` intervals it
- * is read regardless. The directory watch and the timers belong to the stream's scope and are
- * released when it closes.
- */
-export const watchSessions = (
-  options: WatchOptions = {}
-): Stream.Stream<SessionEvent, PlatformError, Registry | Files | ProcessProbe | ClaudeHome> => {
-  const intervalMillis = options.intervalMillis ?? defaultIntervalMillis
-  const debounceMillis = options.debounceMillis ?? defaultDebounceMillis
-  if (!(intervalMillis > 0) || !(debounceMillis >= 0)) {
-    return Stream.die(new RangeError(`watchSessions: bad interval ${intervalMillis} ms or debounce ${debounceMillis} ms`))
+  /**
+   * A notification for every change in the registry directory, across its absence, removal and
+   * re-creation; it never ends, and fails only when the directory cannot be watched for another
+   * reason than being absent. Also one when a watch begins (files may have been written before it
+   * did) and one when it ends (the directory was removed, and its sessions with it). While the
+   * directory is absent, or once its watch has ended, it is looked for every `directoryPoll` (or
+   * every interval, when that is shorter): a file written into a directory created late must be
+   * reported within 500 ms like any other, a stat costs next to nothing, and the pause keeps a watch
+   * that keeps ending from spinning.
+   */
+  const directoryChanges = (interval: Duration.Duration): Stream.Stream<void, PlatformError> => {
+    const watchedOnce = Stream.unwrap(
+      Effect.as(files.stat(directory), Stream.merge(Stream.succeed(undefined), Stream.as(files.watch(directory), undefined)))
+    ).pipe(Stream.concat(Stream.succeed(undefined)), Stream.catchAll((error) => (isNotFound(error) ? Stream.empty : Stream.fail(error))))
+    const lookAgain = Timing.sleep(Duration.min(interval, timings.directoryPoll), `the registry directory ${directory} to appear again`)
+    return Stream.forever(Stream.concat(watchedOnce, Stream.execute(lookAgain)))
   }
-  const interval = Duration.millis(intervalMillis)
-  return Stream.unwrap(Effect.gen(function*() {
-    const registry = yield* Registry
-    const files = yield* Files
-    const probe = yield* ProcessProbe
-    const home = yield* ClaudeHome
 
+  const sessions = (options: WatchOptions = {}): Stream.Stream<SessionEvent, PlatformError> => {
+    const interval = options.interval === undefined ? timings.watchInterval : Duration.decode(options.interval)
+    if (!Duration.isFinite(interval) || Duration.toMillis(interval) <= 0) {
+      return Stream.die(new RangeError(`Watch.sessions: the interval must be a positive, finite duration, not ${Duration.format(interval)}`))
+    }
     const look = (tracking: Tracking, why: Look) =>
       Effect.gen(function*() {
         const pids = [...tracking.values()].map((tracked) => tracked.session.pid)
@@ -201,19 +135,21 @@ export const watchSessions = (
         if (why === "probe" && unchangedSince(tracking, processes)) return [tracking, []] as const
         return diffRegistry(tracking, yield* registry.inspect, processes)
       })
-
     const looks = Stream.mergeAll([
-      directoryChanges(files, home.sessionsDirectory, interval).pipe(
-        coalesceWithin(Duration.millis(debounceMillis)),
-        Stream.as<Look>("read")
-      ),
-      Stream.fromSchedule(Schedule.spaced(interval)).pipe(Stream.as<Look>("probe")),
-      Stream.fromSchedule(Schedule.spaced(Duration.times(interval, rereadEveryIntervals))).pipe(Stream.as<Look>("read"))
+      directoryChanges(interval).pipe(coalesceWithin(timings.watchWindow), Stream.as<Look>("read")),
+      ticks(interval, "the watch interval").pipe(Stream.as<Look>("probe")),
+      ticks(Duration.times(interval, rereadEveryIntervals), "the watch's periodic full read").pipe(Stream.as<Look>("read"))
     ], { concurrency: "unbounded" })
     return Stream.succeed<Look>("read").pipe(
       Stream.concat(looks),
       Stream.mapAccumEffect(emptyTracking, look),
-      Stream.flattenIterables
+      Stream.flattenIterables,
+      Stream.withSpan("Watch.sessions")
     )
-  }))
-}
+  }
+
+  return Watch.of({ sessions })
+})
+
+/** The watch over the registry and the ports it reads and watches. */
+export const layer: Layer.Layer<Watch, never, Registry | Files | ProcessProbe | ClaudeHome> = Layer.effect(Watch, make)

@@ -7,10 +7,8 @@
  * It imports the TypeScript sources, so it runs only as the bundle `test/Settings.integration.test.ts`
  * makes of it with esbuild. Usage: node <bundle> CLAUDE_HOME
  */
-import { Effect, Layer } from "effect"
-import { layerNode as filesLayerNode } from "../../src/layers/FilesNode.js"
-import { layerNode as probeLayerNode } from "../../src/layers/ProcessProbeNode.js"
-import * as ClaudeHome from "../../src/services/ClaudeHome.js"
+import { Effect } from "effect"
+import { layerNode } from "../../src/layers/Node.js"
 import * as Settings from "../../src/services/Settings.js"
 
 const changes = [
@@ -20,9 +18,7 @@ const changes = [
   { _tag: "Reset" }
 ]
 
-const layer = Settings.layer.pipe(
-  Layer.provide(Layer.mergeAll(filesLayerNode, probeLayerNode, ClaudeHome.layer(process.argv[2])))
-)
+const layer = layerNode({ claudeHome: process.argv[2] })
 
 const program = Effect.gen(function*() {
   const settings = yield* Settings.Settings

@@ -1,0 +1,41 @@
+/**
+ * What a command line means, whoever parsed it: the fast recognizer of the documented spellings
+ * (`Recognize.ts`) or `@effect/cli` (`Root.ts`). Both hand the same value to the same handlers
+ * (`Handlers.ts`) over the same layers, so the two paths cannot answer differently.
+ */
+import type { InboundPolicy } from "../domain/Settings.js"
+import type { ResolveQuery } from "../services/Registry.js"
+
+export type Command =
+  | { readonly _tag: "list" }
+  | { readonly _tag: "inspect" }
+  | { readonly _tag: "resolve"; readonly query: ResolveQuery; readonly allowSharedName: boolean }
+  | { readonly _tag: "settings get" }
+  | { readonly _tag: "settings set"; readonly value: InboundPolicy; readonly expectRevision: string | undefined }
+  | { readonly _tag: "settings reset"; readonly expectRevision: string | undefined }
+  /** Without an interval, the watch's default (`Timing`'s `watchInterval`). */
+  | { readonly _tag: "watch"; readonly intervalMillis: number | undefined }
+
+export interface Invocation {
+  /** `--claude-home DIR`; undefined for `CLAUDE_CONFIG_DIR`, then `~/.claude`. */
+  readonly claudeHome: string | undefined
+  readonly json: boolean
+  readonly command: Command
+}
+
+/** A revision as `settings get` prints it: 64 hex digits; uppercase is the same revision. */
+export const parseRevision = (text: string): string | undefined => {
+  const lower = text.trim().toLowerCase()
+  return /^[0-9a-f]{64}$/.test(lower) ? lower : undefined
+}
+
+/** The largest interval a timer keeps: past 2^31 - 1 ms one fires at once or never, depending on the runtime. */
+export const maxIntervalMillis = 2147483647
+
+/** A positive whole number of milliseconds a timer can keep, or undefined. */
+export const parseInterval = (text: string): number | undefined => {
+  if (!/^[0-9]+$/.test(text.trim())) return undefined
+  const ms = Number(text.trim())
+  return ms > 0 && ms <= maxIntervalMillis ? ms : undefined
+}
+

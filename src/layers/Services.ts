@@ -1,0 +1,31 @@
+/**
+ * The one composition of the services over their ports: `layerNode` puts it over the Node ports,
+ * `layerMemory` over a memory world's, so the two cannot be wired differently.
+ */
+import * as Layer from "effect/Layer"
+import type { ClaudeHome } from "../services/ClaudeHome.js"
+import type { Files } from "../services/Files.js"
+import type { ProcessProbe } from "../services/ProcessProbe.js"
+import * as Registry from "../services/Registry.js"
+import * as Settings from "../services/Settings.js"
+import * as Timing from "../services/Timing.js"
+import * as Watch from "../services/Watch.js"
+
+/** Every service of the library, and the ports they run on. */
+export type Services = Registry.Registry | Settings.Settings | Watch.Watch | Files | ProcessProbe | ClaudeHome
+
+/** The options every composite layer takes. */
+export interface CommonOptions {
+  /** The waits the library makes (torn-read retry, lock wait and poll, watch interval and windows). */
+  readonly timing?: Timing.TimingOptions | undefined
+}
+
+export const layerServices = (
+  ports: Layer.Layer<Files | ProcessProbe | ClaudeHome>,
+  options: CommonOptions = {}
+): Layer.Layer<Services> =>
+  Watch.layer.pipe(
+    Layer.provideMerge(Layer.merge(Registry.layer, Settings.layer)),
+    Layer.provide(Timing.layer(options.timing)),
+    Layer.provideMerge(ports)
+  )

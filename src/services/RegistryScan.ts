@@ -1,0 +1,228 @@
+/**
+ * One pass over the registry directory: every `*.json` entry gets its verdict. The registry service
+ * (`Registry.ts`) answers `inspect`, `list` and `resolve` from these passes.
+ *
+ * A bad file never fails the scan: whatever it holds, it gets its verdict and the scan goes on.
+ * Nothing here writes: the files, their directory and the sessions' sockets are Claude Code's.
+ */
+import type { PlatformError } from "@effect/platform/Error"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as path from "node:path"
+import { normalizeName } from "../domain/Names.js"
+import {
+  describeValue,
+  maxRecordBytes,
+  parseRecordJson,
+  pidOfFileName,
+  readRecord,
+  type RecordReading,
+  sameStartTime
+} from "../domain/Record.js"
+import type { Session } from "../domain/Session.js"
+import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
+import type { BoundedRead, Files } from "./Files.js"
+import type { Liveness, ProcessProbe } from "./ProcessProbe.js"
+import * as Timing from "./Timing.js"
+
+type FileReading =
+  | { readonly _tag: "Verdict"; readonly verdict: Verdict }
+  | { readonly _tag: "Record"; readonly reading: RecordReading }
+
+/** A read whose bytes did not parse: maybe Claude Code's in-place rewrite caught half way. */
+type FirstReading = FileReading | { readonly _tag: "Unparsable"; readonly reason: string }
+
+const verdict = (v: Verdict): FileReading => ({ _tag: "Verdict", verdict: v })
+
+const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
+
+const unreadable = (error: PlatformError): FileReading =>
+  verdict({ _tag: "unreadable", reason: isNotFound(error) ? "it vanished during the scan" : error.message })
+
+/** What one bounded read's bytes say, before any process is consulted. */
+const decodeRead = (read: BoundedRead, file: string, filePid: number): FirstReading => {
+  switch (read._tag) {
+    case "NotRegular":
+      return verdict({ _tag: "not_a_file", type: read.type })
+    case "TooLarge":
+      return verdict({ _tag: "too_large", size: read.size })
+    case "Read": {
+      const json = parseRecordJson(read.bytes)
+      return json._tag === "Left"
+        ? { _tag: "Unparsable", reason: json.left }
+        : { _tag: "Record", reading: readRecord(json.right, filePid, file) }
+    }
+  }
+}
+
+interface Candidate {
+  readonly file: string
+  readonly type: EntryType
+  /** The file name's pid; null for a name that is not a record's. */
+  readonly pid: number | null
+}
+
+/**
+ * Every live session's `address`: its name, unless another live session's name is the same under
+ * Claude Code's normalization (then a message sent by name could reach either), in which case the
+ * socket, which no other process can hold; null without a socket.
+ */
+export const withAddresses = (sessions: ReadonlyArray<Session>): ReadonlyArray<Session> => {
+  const holders = new Map<string, number>()
+  for (const s of sessions) holders.set(normalizeName(s.name), (holders.get(normalizeName(s.name)) ?? 0) + 1)
+  return sessions.map((s) => ({
+    ...s,
+    address: s.socketPath === null ? null : holders.get(normalizeName(s.name)) === 1 ? s.name : `uds:${s.socketPath}`
+  }))
+}
+
+const byFile = (a: RegistryEntry, b: RegistryEntry) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)
+
+/** The scan over one registry directory, through the file and process ports. */
+export const makeScan = (files: Files, probe: ProcessProbe, directory: string, timings: Timing.Timings) => {
+  /**
+   * A failed read is `unreadable` only when the earlier checks still pass: an unreadable file of
+   * more than 256 KiB is `too_large`, as the contract orders them (the stat needs no read permission).
+   */
+  const readFailure = (file: string, error: PlatformError): Effect.Effect<FirstReading> =>
+    Effect.match(files.stat(file), {
+      onFailure: () => unreadable(error),
+      onSuccess: (info): FirstReading =>
+        info.type !== "File"
+          ? verdict({ _tag: "not_a_file", type: info.type })
+          : info.size > maxRecordBytes
+          ? verdict({ _tag: "too_large", size: info.size })
+          : unreadable(error)
+    })
+
+  /** One bounded read of a file that is (or was, a moment ago) regular, decoded as a record. */
+  const readOnce = (file: string, filePid: number): Effect.Effect<FirstReading> =>
+    Effect.matchEffect(files.readBounded(file, { maxBytes: maxRecordBytes, followLinks: true }), {
+      onFailure: (error) => readFailure(file, error),
+      onSuccess: (read) => Effect.succeed(decodeRead(read, file, filePid))
+    })
+
+  const readEntry = ({ file, pid, type }: Candidate): Effect.Effect<FirstReading> => {
+    if (pid === null) return Effect.succeed(verdict({ _tag: "not_a_record" }))
+    if (type === "File") return readOnce(file, pid)
+    // The directory already says what it is unless it is a link or the file system cannot tell:
+    // only those are stat'ed, so that a FIFO or a device is never opened.
+    if (type !== "SymbolicLink" && type !== "Unknown") return Effect.succeed(verdict({ _tag: "not_a_file", type }))
+    return Effect.matchEffect(files.stat(file), {
+      onFailure: (error) =>
+        Effect.succeed(
+          type === "SymbolicLink" && isNotFound(error)
+            ? verdict({ _tag: "unreadable", reason: "the link points to nothing" })
+            : unreadable(error)
+        ),
+      onSuccess: (info) => info.type === "File" ? readOnce(file, pid) : Effect.succeed(verdict({ _tag: "not_a_file", type: info.type }))
+    })
+  }
+
+  /**
+   * Reads that did not parse are read once more, after one pause for all of them: a record rewritten
+   * in place is whole again within milliseconds, and n torn files must not cost n pauses.
+   */
+  const readAll = (candidates: ReadonlyArray<Candidate>): Effect.Effect<Array<FileReading>> =>
+    Effect.gen(function*() {
+      // One file at a time: the Node layer's reads are synchronous, and a fiber per file would cost
+      // more than the read itself.
+      const first = yield* Effect.forEach(candidates, readEntry)
+      const torn = first.flatMap((reading, i) => (reading._tag === "Unparsable" ? [i] : []))
+      if (torn.length > 0) {
+        yield* Timing.sleep(timings.tornReadRetry, `the second read of ${torn.length} registry record(s) caught mid-rewrite`)
+        for (const i of torn) first[i] = yield* readOnce(candidates[i]!.file, candidates[i]!.pid!)
+      }
+      return first.map((reading) =>
+        reading._tag === "Unparsable" ? verdict({ _tag: "malformed", reason: reading.reason }) : reading
+      )
+    })
+
+  /**
+   * Verdicts that need no process but the window's own liveness, and the records left to check: the
+   * ones whose every other check passed, each judged `dead` until its process answers.
+   */
+  const judgeReadings = (
+    candidates: ReadonlyArray<Candidate>,
+    readings: ReadonlyArray<FileReading>,
+    liveness: Liveness,
+    here: Option.Option<string>
+  ) => {
+    const entries: Array<RegistryEntry> = []
+    const pending: Array<{ readonly index: number; readonly session: Session; readonly procStart: string | null }> = []
+    candidates.forEach(({ file, pid }, i) => {
+      const reading = readings[i]!
+      if (reading._tag === "Verdict") return void entries.push({ file, verdict: reading.verdict, pid, sessionId: null, name: null })
+      const record = reading.reading
+      if (record._tag === "Rejected") {
+        const v = record.verdict._tag === "parked" && pid !== null
+          ? { ...record.verdict, windowRunning: liveness.isAlive(pid) }
+          : record.verdict
+        return void entries.push({ file, verdict: v, pid, sessionId: record.sessionId, name: record.name })
+      }
+      const { session } = record
+      const identity = { file, pid: session.pid, sessionId: session.sessionId, name: session.name }
+      // A pid of another machine or container cannot be checked here; where this machine's domain
+      // is unknown (macOS writes the bare `linux`) the check is skipped.
+      if (record.pidDomain !== null && Option.isSome(here) && record.pidDomain !== here.value) {
+        return void entries.push({ ...identity, verdict: { _tag: "other_pid_domain", pidDomain: describeValue(record.pidDomain), here: here.value } })
+      }
+      pending.push({ index: entries.length, session, procStart: record.procStart })
+      entries.push({ ...identity, verdict: { _tag: "dead" } })
+    })
+    return { entries, pending }
+  }
+
+  /**
+   * Every `*.json` entry with its verdict, sorted by file; with `onlyLivePids`, only the entries
+   * whose file name is the pid of a live process. That is all `list` and a successful `resolve` need
+   * (a record whose pid is dead cannot be live, and one naming another pid than its file's is
+   * `pid_mismatch`), and most records of a registry are stale: their files are then never opened.
+   * Either way the file names' pids are checked first, in one pass with one liveness check per pid,
+   * so that every answer decides liveness alike; a start time is read only for the records that
+   * passed every other check.
+   */
+  const scan = (onlyLivePids: boolean): Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError> =>
+    Effect.gen(function*() {
+      const listing = yield* files.readDirectory(directory).pipe(
+        // A missing registry directory is an empty registry: no session has started yet.
+        Effect.catchIf(isNotFound, () => Effect.succeed([]))
+      )
+      const records = listing.filter((entry) => entry.name.endsWith(".json"))
+      const filePids = records.map((entry) => Option.getOrNull(pidOfFileName(entry.name)))
+      const liveness = yield* probe.checkLiveness(filePids.filter((pid): pid is number => pid !== null))
+      const candidates = records.flatMap((entry, i): Array<Candidate> => {
+        const pid = filePids[i] ?? null
+        if (onlyLivePids && (pid === null || !liveness.isAlive(pid))) return []
+        return [{ file: path.join(directory, entry.name), type: entry.type, pid }]
+      })
+      const readings = yield* readAll(candidates)
+      const { entries, pending } = judgeReadings(candidates, readings, liveness, yield* probe.pidDomain)
+
+      // Processes are consulted only for records that passed every other check, once per pid.
+      const startTimeOf = new Set(pending.flatMap((p) => (p.procStart === null ? [] : [p.session.pid])))
+      const states = yield* liveness.states(pending.map((p) => p.session.pid), startTimeOf)
+      const live: Array<{ readonly index: number; readonly session: Session }> = []
+      for (const { index, procStart, session } of pending) {
+        const state = states.get(session.pid)
+        if (state === undefined || state._tag === "Dead") continue
+        // A start time that cannot be read proves nothing; one that differs proves the pid was reused.
+        if (procStart !== null && Option.isSome(state.startTime) && !sameStartTime(procStart, state.startTime.value)) {
+          entries[index] = { ...entries[index]!, verdict: { _tag: "pid_reused", recorded: describeValue(procStart), actual: state.startTime.value } }
+        } else {
+          live.push({ index, session })
+        }
+      }
+      withAddresses(live.map((l) => l.session)).forEach((session, i) => {
+        const index = live[i]!.index
+        entries[index] = { ...entries[index]!, verdict: { _tag: "live", session } }
+      })
+      return entries.sort(byFile)
+    })
+
+  return scan
+}
+
+/** The live sessions among scanned entries, sorted by pid. */
+export const liveSessions = (entries: ReadonlyArray<RegistryEntry>): Array<Session> =>
+  entries.flatMap((entry) => (entry.verdict._tag === "live" ? [entry.verdict.session] : [])).sort((a, b) => a.pid - b.pid)
