@@ -420,6 +420,86 @@ const suite = (name: string, makeHome: (options?: HomeOptions) => SettingsHome) 
         ))
     })
 
+    describe("limits", () => {
+      const nested = (levels: number) => "[".repeat(levels) + "]".repeat(levels)
+
+      it.live("a document too deep for the editor is invalid_settings for set and reset, untouched; get reads it", () =>
+        withHome((home) =>
+          Effect.gen(function*() {
+            const doc = `{"model":"opus","deep":${nested(100_000)},"crossSessionInbound":"hold"}`
+            home.write("settings.json", doc)
+            for (const change of [setPolicy("accept"), resetPolicy]) {
+              const error = yield* Effect.flip(update(change))
+              expect(error._tag).toBe("InvalidSettings")
+              expect(error.message).toContain("deep")
+              expectUntouched(home, utf8(doc), ["settings.json"])
+            }
+            // Nothing to change needs no editor: the value is already in place.
+            expect(yield* set("hold")).toEqual(viewOf(home, "hold", hex(utf8(doc))))
+            expect(yield* read).toEqual(viewOf(home, "hold", hex(utf8(doc))))
+          })
+        ))
+
+      it.live("a deeply nested invalid value is invalid_settings for get, not a crash", () =>
+        withHome((home) =>
+          Effect.gen(function*() {
+            const doc = `{"crossSessionInbound":${nested(100_000)}}`
+            home.write("settings.json", doc)
+            const error = yield* Effect.flip(read)
+            expect(error._tag).toBe("InvalidSettings")
+            expect(error.message).toContain("[[[")
+            expect(error.message.length).toBeLessThan(1000)
+            expect((yield* Effect.flip(set("hold")))._tag).toBe("InvalidSettings")
+            expectUntouched(home, utf8(doc), ["settings.json"])
+          })
+        ))
+
+      it.live("an update never writes what a read would refuse: past 1 MiB of UTF-8 it is invalid_settings", () =>
+        withHome((home) =>
+          Effect.gen(function*() {
+            const bytes = (s: string) => utf8(s).length
+            // Two-byte characters, so that the document's string length stays under 1 MiB.
+            const exact = (pad: string) => `{"pad":"${pad}","crossSessionInbound":"accept"}`
+            const room = 1024 * 1024 - bytes(exact(""))
+            const pad = "é".repeat(Math.floor(room / 2)) + "x".repeat(room % 2)
+            expect(bytes(exact(pad))).toBe(1024 * 1024)
+            home.write("settings.json", `{"pad":"${pad}"}`)
+            expectWritten(home, yield* set("accept"), exact(pad))
+            expect((yield* read).crossSessionInbound).toBe("accept")
+            const over = `{"pad":"${pad}x"}`
+            expect(over.length).toBeLessThan(1024 * 1024)
+            home.write("settings.json", over)
+            const error = yield* Effect.flip(set("accept"))
+            expect(error._tag).toBe("InvalidSettings")
+            expect(error.message).toContain("1 MiB")
+            expectUntouched(home, utf8(over), ["settings.json"])
+          })
+        ))
+
+      it.live("10,000 duplicate members are collapsed by set and removed by reset, every other byte kept", () =>
+        withHome((home) =>
+          Effect.gen(function*() {
+            const runs = `{\n  "model": "opus",\n${"  \"crossSessionInbound\": \"hold\",\n".repeat(10_000)}  "z": 1\n}\n`
+            home.write("settings.json", runs)
+            expectWritten(home, yield* set("accept"), "{\n  \"model\": \"opus\",\n  \"crossSessionInbound\": \"accept\",\n  \"z\": 1\n}\n")
+            home.write("settings.json", runs)
+            expectWritten(home, yield* reset(), "{\n  \"model\": \"opus\",\n  \"z\": 1\n}\n")
+            // Each duplicate between two other members: 10,000 separate removals.
+            const others = Array.from({ length: 10_000 }, (_, i) => `"k${i}":${i}`)
+            const alternating = `{${others.map((member) => `"crossSessionInbound":"hold",${member}`).join(",")}}`
+            home.write("settings.json", alternating)
+            expectWritten(home, yield* reset(), `{${others.join(",")}}`)
+            home.write("settings.json", alternating)
+            const last = others.length - 1
+            expectWritten(
+              home,
+              yield* set("refuse"),
+              `{${others.slice(0, last).join(",")},"crossSessionInbound":"refuse",${others[last]}}`
+            )
+          })
+        ))
+    })
+
     describe("the lock", () => {
       const lockOf = (pid: number, startTime: string) => `${pid} ${startTime}\n`
 

@@ -23,6 +23,7 @@ import {
   encodeDocument,
   type InboundPolicy,
   makeSettingsView,
+  maxSettingsBytes,
   type PolicyChange,
   policyOf,
   revisionOf,
@@ -53,8 +54,7 @@ export interface Settings {
 
 export const Settings = Context.GenericTag<Settings>("claude-peers/Settings")
 
-/** Larger than any settings file a person writes; past it the file is refused unread. */
-export const maxSettingsBytes = 1024 * 1024
+export { maxSettingsBytes }
 /** How long a live holder of the lock is waited for before the update gives up. */
 export const lockWaitMillis = 2000
 /** How often a held lock is looked at again while waiting. */
@@ -245,7 +245,7 @@ export const make = Effect.gen(function*() {
       // Step 4: an invalid existing value is repaired, since the caller asked for a value; a
       // document that is not JSON or not an object is the user's to fix, and is left alone.
       const document = yield* decodeOrFail(onDisk.bytes, true)
-      const text = applyChange(document, change)
+      const text = yield* Either.mapLeft(applyChange(document, change), (problem) => documentError(problem, true))
       // Step 5: nothing to change, nothing written (not even the same bytes: a rename would still
       // wake every Claude Code session that watches the file, and race its writers for nothing).
       if (text === null) {
