@@ -347,7 +347,7 @@ const suite = (name: string, makeHome: (options?: HomeOptions) => SettingsHome) 
             home.symlink(path.join(home.home, "real.json"), "settings.json")
             for (const change of [setPolicy("accept"), resetPolicy]) {
               const error = yield* Effect.flip(update(change))
-              expect(error._tag).toBe("InvalidSettings")
+              expect(error).toMatchObject({ _tag: "InvalidSettings", problem: "symlink" })
               expect(error.message).toContain("symbolic link")
               expect(home.isSymlink("settings.json")).toBe(true)
               expect(text(home.read("real.json"))).toBe(fixture("hold"))
@@ -362,11 +362,11 @@ const suite = (name: string, makeHome: (options?: HomeOptions) => SettingsHome) 
         withHome((home) =>
           Effect.gen(function*() {
             home.mkfifo("settings.json")
-            expect((yield* Effect.flip(set("hold")))._tag).toBe("InvalidSettings")
+            expect(yield* Effect.flip(set("hold"))).toMatchObject({ _tag: "InvalidSettings", problem: "not_a_file", detail: "a FIFO" })
             expect(home.list()).toEqual(["settings.json"])
             home.remove("settings.json")
             home.mkdir("settings.json")
-            expect((yield* Effect.flip(reset()))._tag).toBe("InvalidSettings")
+            expect(yield* Effect.flip(reset())).toMatchObject({ _tag: "InvalidSettings", problem: "not_a_file", detail: "a directory" })
             expect(home.list()).toEqual(["settings.json"])
           })
         ))
@@ -420,6 +420,86 @@ const suite = (name: string, makeHome: (options?: HomeOptions) => SettingsHome) 
         ))
     })
 
+    describe("limits", () => {
+      const nested = (levels: number) => "[".repeat(levels) + "]".repeat(levels)
+
+      it.live("a document too deep for the editor is invalid_settings for set and reset, untouched; get reads it", () =>
+        withHome((home) =>
+          Effect.gen(function*() {
+            const doc = `{"model":"opus","deep":${nested(100_000)},"crossSessionInbound":"hold"}`
+            home.write("settings.json", doc)
+            for (const change of [setPolicy("accept"), resetPolicy]) {
+              const error = yield* Effect.flip(update(change))
+              expect(error).toMatchObject({ _tag: "InvalidSettings", problem: "too_deep", during: "update" })
+              expect(error.message).toContain("deep")
+              expectUntouched(home, utf8(doc), ["settings.json"])
+            }
+            // Nothing to change needs no editor: the value is already in place.
+            expect(yield* set("hold")).toEqual(viewOf(home, "hold", hex(utf8(doc))))
+            expect(yield* read).toEqual(viewOf(home, "hold", hex(utf8(doc))))
+          })
+        ))
+
+      it.live("a deeply nested invalid value is invalid_settings for get, not a crash", () =>
+        withHome((home) =>
+          Effect.gen(function*() {
+            const doc = `{"crossSessionInbound":${nested(100_000)}}`
+            home.write("settings.json", doc)
+            const error = yield* Effect.flip(read)
+            expect(error).toMatchObject({ _tag: "InvalidSettings", problem: "invalid_value", during: "read" })
+            expect(error.message).toContain("[[[")
+            expect(error.message.length).toBeLessThan(1000)
+            expect((yield* Effect.flip(set("hold")))._tag).toBe("InvalidSettings")
+            expectUntouched(home, utf8(doc), ["settings.json"])
+          })
+        ))
+
+      it.live("an update never writes what a read would refuse: past 1 MiB of UTF-8 it is invalid_settings", () =>
+        withHome((home) =>
+          Effect.gen(function*() {
+            const bytes = (s: string) => utf8(s).length
+            // Two-byte characters, so that the document's string length stays under 1 MiB.
+            const exact = (pad: string) => `{"pad":"${pad}","crossSessionInbound":"accept"}`
+            const room = 1024 * 1024 - bytes(exact(""))
+            const pad = "é".repeat(Math.floor(room / 2)) + "x".repeat(room % 2)
+            expect(bytes(exact(pad))).toBe(1024 * 1024)
+            home.write("settings.json", `{"pad":"${pad}"}`)
+            expectWritten(home, yield* set("accept"), exact(pad))
+            expect((yield* read).crossSessionInbound).toBe("accept")
+            const over = `{"pad":"${pad}x"}`
+            expect(over.length).toBeLessThan(1024 * 1024)
+            home.write("settings.json", over)
+            const error = yield* Effect.flip(set("accept"))
+            expect(error).toMatchObject({ _tag: "InvalidSettings", problem: "too_large", during: "update" })
+            expect(error.message).toContain("1 MiB")
+            expectUntouched(home, utf8(over), ["settings.json"])
+          })
+        ))
+
+      it.live("10,000 duplicate members are collapsed by set and removed by reset, every other byte kept", () =>
+        withHome((home) =>
+          Effect.gen(function*() {
+            const runs = `{\n  "model": "opus",\n${"  \"crossSessionInbound\": \"hold\",\n".repeat(10_000)}  "z": 1\n}\n`
+            home.write("settings.json", runs)
+            expectWritten(home, yield* set("accept"), "{\n  \"model\": \"opus\",\n  \"crossSessionInbound\": \"accept\",\n  \"z\": 1\n}\n")
+            home.write("settings.json", runs)
+            expectWritten(home, yield* reset(), "{\n  \"model\": \"opus\",\n  \"z\": 1\n}\n")
+            // Each duplicate between two other members: 10,000 separate removals.
+            const others = Array.from({ length: 10_000 }, (_, i) => `"k${i}":${i}`)
+            const alternating = `{${others.map((member) => `"crossSessionInbound":"hold",${member}`).join(",")}}`
+            home.write("settings.json", alternating)
+            expectWritten(home, yield* reset(), `{${others.join(",")}}`)
+            home.write("settings.json", alternating)
+            const last = others.length - 1
+            expectWritten(
+              home,
+              yield* set("refuse"),
+              `{${others.slice(0, last).join(",")},"crossSessionInbound":"refuse",${others[last]}}`
+            )
+          })
+        ))
+    })
+
     describe("the lock", () => {
       const lockOf = (pid: number, startTime: string) => `${pid} ${startTime}\n`
 
@@ -430,6 +510,25 @@ const suite = (name: string, makeHome: (options?: HomeOptions) => SettingsHome) 
             home.write(".settings.json.claude-peers.lock", lockOf(dead, "12345"))
             expect((yield* set("hold")).crossSessionInbound).toBe("hold")
             expect(home.list()).toEqual(["settings.json"])
+          })
+        ))
+
+      it.live("a lock path that is not a regular file (a directory, a FIFO, a link) is never opened nor removed: io, naming it", () =>
+        withHome((home) =>
+          Effect.gen(function*() {
+            home.write("settings.json", "{}\n")
+            const lock = ".settings.json.claude-peers.lock"
+            for (const make of [() => home.mkdir(lock), () => home.mkfifo(lock), () => home.symlink("/nowhere", lock)]) {
+              make()
+              const error = yield* Effect.flip(set("hold"))
+              expect(error._tag).toBe("SystemError")
+              expect(error.message).toContain(home.lockFile)
+              expect(error.message).toMatch(/not a lock file of claude-peers/)
+              expect(home.exists(lock)).toBe(true)
+              expect(text(home.read("settings.json"))).toBe("{}\n")
+              expect(home.list()).toEqual([lock, "settings.json"])
+              home.remove(lock)
+            }
           })
         ))
 

@@ -146,8 +146,8 @@ export class InvalidSettings extends Schema.TaggedError<InvalidSettings>("claude
   path: Schema.String,
   problem: SettingsProblem,
   /**
-   * What exactly is wrong, in a few words: the entry type (`a FIFO`), the size (`is 1048577 bytes`,
-   * `would be 1048600 bytes after this update`), the value (`crossSessionInbound is "maybe"`).
+   * What exactly is wrong, in a few words: the entry type (`a FIFO`), the size, the depth, the value
+   * (`crossSessionInbound is "maybe", not one of …`).
    */
   detail: Schema.String,
   during: During
@@ -160,9 +160,7 @@ export class InvalidSettings extends Schema.TaggedError<InvalidSettings>("claude
       case "not_a_file":
         return `${this.path} is not a regular file but ${this.detail}, so it was not read.${written}`
       case "too_large":
-        return `${this.path} ${this.detail}, more than the 1 MiB a settings file may have: such a file is never read, and never written.${written}`
       case "too_deep":
-        return `${this.path} is nested too deeply to edit safely (${this.detail}).${written}`
       case "not_an_object":
         return `${this.path} is not a valid settings file: ${this.detail}.${written}`
       case "invalid_value":

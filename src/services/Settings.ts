@@ -22,6 +22,7 @@ import {
   encodeDocument,
   type InboundPolicy,
   makeSettingsView,
+  maxSettingsBytes,
   type PolicyChange,
   policyOf,
   revisionOf,
@@ -55,8 +56,7 @@ export interface Settings {
 
 export const Settings = Context.GenericTag<Settings>("claude-peers/Settings")
 
-/** Larger than any settings file a person writes; past it the file is refused unread. */
-export const maxSettingsBytes = 1024 * 1024
+export { maxSettingsBytes }
 /** Without an expected revision, how many times another writer's change is merged before giving up. */
 export const maxMergeRetries = 5
 
@@ -98,7 +98,7 @@ export const make = Effect.gen(function*() {
   const documentError = (problem: DocumentProblem, during: During) =>
     problem._tag === "InvalidJson"
       ? new InvalidJson({ path: file, detail: problem.reason, during })
-      : new InvalidSettings({ path: file, problem: "not_an_object", detail: problem.reason, during })
+      : new InvalidSettings({ path: file, problem: problem.problem, detail: problem.reason, during })
 
   const notRegular = (type: EntryType, during: During) =>
     type === "SymbolicLink" && during === "update"
@@ -106,7 +106,12 @@ export const make = Effect.gen(function*() {
       : new InvalidSettings({ path: file, problem: "not_a_file", detail: entryTypeWords[type], during })
 
   const tooLarge = (size: number, during: During) =>
-    new InvalidSettings({ path: file, problem: "too_large", detail: `is ${size} bytes`, during })
+    new InvalidSettings({
+      path: file,
+      problem: "too_large",
+      detail: `it is ${size} bytes, more than the 1 MiB (${maxSettingsBytes} bytes) a settings file may have, so it was not read`,
+      during
+    })
 
   const decodeOrFail = (bytes: Uint8Array | null, during: During) =>
     Either.match(decodeDocument(bytes ?? new Uint8Array(0)), {
@@ -132,10 +137,7 @@ export const make = Effect.gen(function*() {
   const read: Settings["read"] = Effect.gen(function*() {
     const bytes = yield* readBytes
     const document = yield* decodeOrFail(bytes, "read")
-    const policy = yield* Either.mapLeft(
-      policyOf(document),
-      (problem) => new InvalidSettings({ path: file, problem: "invalid_value", detail: problem.reason, during: "read" })
-    )
+    const policy = yield* Either.mapLeft(policyOf(document), (problem) => documentError(problem, "read"))
     return makeSettingsView(file, revisionOfOnDisk({ bytes, mode: null }), policy)
   }).pipe(Effect.withSpan("Settings.read"))
 
@@ -180,14 +182,10 @@ export const make = Effect.gen(function*() {
       // Step 4: an invalid existing value is repaired, since the caller asked for a value; a
       // document that is not JSON or not an object is the user's to fix, and is left alone.
       const document = yield* decodeOrFail(onDisk.bytes, "update")
-      const text = applyChange(document, change)
+      const text = yield* Either.mapLeft(applyChange(document, change), (problem) => documentError(problem, "update"))
       // Step 5: nothing to change, nothing written (not even the same bytes: a rename would still
       // wake every Claude Code session that watches the file, and race its writers for nothing).
       if (text === null) return { _tag: "Unchanged", view: makeSettingsView(file, revision, Either.getOrNull(policyOf(document))) }
-      const size = encodeDocument(text).length
-      if (size > maxSettingsBytes) {
-        return yield* new InvalidSettings({ path: file, problem: "too_large", detail: `would be ${size} bytes after this update`, during: "update" })
-      }
       return { _tag: "Write", document, text }
     })
 
