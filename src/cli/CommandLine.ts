@@ -11,6 +11,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Effect, Layer } from "effect"
 import * as HelpDoc from "@effect/cli/HelpDoc"
+import { printCompletionScript, requestedCompletionShell } from "./Completions.js"
 import { ExitCode } from "./Report.js"
 import { rootCommand } from "./Root.js"
 import { reportUsageError, runMain } from "./RunMain.js"
@@ -47,8 +48,11 @@ export const runCommandLine = (argv: ReadonlyArray<string>) =>
   )
 
 /** Parses `argv` and runs the command it names, to the process's exit code. */
-export const main = (argv: ReadonlyArray<string>): void =>
-  runMain(runCommandLine(argv), {
+export const main = (argv: ReadonlyArray<string>): void => {
+  // @effect/cli's own completion scripts do not complete this program: see Completions.ts.
+  const shell = requestedCompletionShell(argsOf(argv))
+  runMain(shell === undefined ? runCommandLine(argv) : printCompletionScript(shell), {
     json: argsOf(argv).includes("--json"),
     interruptIsSuccess: subcommandOf(argsOf(argv)) === "watch"
   })
+}
