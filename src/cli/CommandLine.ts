@@ -12,6 +12,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { printCompletionScript, requestedCompletionShell } from "./Completions.js"
 import { rootCommand } from "./Root.js"
 import { ExitCode, exitCodes } from "./Report.js"
 import { reportUsageError, runMain } from "./RunMain.js"
@@ -39,5 +40,8 @@ export const runCommandLine = (argv: ReadonlyArray<string>) =>
   )
 
 /** Parses `argv` and runs the command it names, to the process's exit code. */
-export const main = (argv: ReadonlyArray<string>): void =>
-  runMain(runCommandLine(argv), { json: argv.slice(2).includes("--json") })
+export const main = (argv: ReadonlyArray<string>): void => {
+  // @effect/cli's own completion scripts do not complete this program: see Completions.ts.
+  const shell = requestedCompletionShell(argv.slice(2))
+  runMain(shell === undefined ? runCommandLine(argv) : printCompletionScript(shell), { json: argv.slice(2).includes("--json") })
+}
