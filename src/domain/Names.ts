@@ -3,17 +3,56 @@
  * addresses a peer by name: two names equal under this normalization are one address. So `resolve
  * --name "Api Server"` finds the session named `api-server`, and two live sessions named `Docs` and
  * `docs` share one address, which makes resolving either by name a refusal.
+ *
+ * The steps are Claude Code 2.1.332's, in its order: angle brackets (and the characters that look
+ * like them) become parentheses, NFKC, control, format and surrogate code points are removed unless
+ * they are white space, then trim, lower case, and each run of white space becomes `-`.
  */
+
+/** Characters that read as `<` or `>`, as Claude Code lists them (it rewrites all of them alike). */
+const lookAlikes: ReadonlyArray<readonly [string, "<" | ">"]> = [
+  ...([
+    ["\u02C2", "<"], ["\u02C3", ">"], ["\u1433", ">"], ["\u1438", "<"], ["\u16B2", "<"], ["\u2039", "<"], ["\u203A", ">"],
+    ["\u226E", "<"], ["\u226F", ">"], ["\u227A", "<"], ["\u227B", ">"], ["\u2280", "<"], ["\u2281", ">"], ["\u22D6", "<"],
+    ["\u22D7", ">"], ["\u2329", "<"], ["\u232A", ">"], ["\u276C", "<"], ["\u276D", ">"], ["\u276E", "<"], ["\u276F", ">"],
+    ["\u2770", "<"], ["\u2771", ">"], ["\u27E8", "<"], ["\u27E9", ">"], ["\u2991", "<"], ["\u2992", ">"], ["\u2993", "<"],
+    ["\u2994", ">"], ["\u29FC", "<"], ["\u29FD", ">"], ["\u2A79", "<"], ["\u2A7A", ">"], ["\u2AA6", "<"], ["\u2AA7", ">"],
+    ["\u3008", "<"], ["\u3009", ">"], ["\uFE3F", "<"], ["\uFE40", ">"], ["\uFE64", "<"], ["\uFE65", ">"], ["\uFF1C", "<"],
+    ["\uFF1E", ">"], ["\u{16F3F}", ">"], ["\u{1D236}", "<"], ["\u{1D237}", ">"]
+  ] as const),
+  ...Array.from("\u226A\u22D8\u2AA1\u2AF7\u27EA\uFE3D", (c) => [c, "<"] as const),
+  ...Array.from("\u226B\u22D9\u2AA2\u2AF8\u27EB\uFE3E", (c) => [c, ">"] as const)
+]
+
+const [opening, closing] = (["<", ">"] as const).map((bracket) =>
+  lookAlikes.reduce((chars, [c, reads]) => (reads === bracket ? chars + c : chars), bracket)
+) as [string, string]
+
+/** An opening bracket, and what follows it up to a closing one, if one closes it. */
+const bracketed = `[${opening}](?:([^${opening}${closing}]*)[${closing}])?`
+const anyBracketed = new RegExp(bracketed, "gu")
+/**
+ * Without any closing bracket in the name, an opening look-alike that is a letter of a Canadian
+ * Aboriginal or Runic word is left alone, as Claude Code leaves it.
+ */
+const openingOutsideWords = new RegExp(
+  `(?!\\p{L}(?![${opening}${closing}])[\\p{Script=Canadian_Aboriginal}\\p{Script=Runic}]{1,32}(?![\\p{L}\\p{N}\\p{C}\\p{M}]))${bracketed}`,
+  "gu"
+)
+const anyClosing = new RegExp(`[${closing}]`, "u")
+
+const asParentheses = (name: string): string =>
+  name.replace(anyClosing.test(name) ? anyBracketed : openingOutsideWords, (_, inner: string | undefined) =>
+    inner === undefined ? "(" : `(${inner})`)
 
 /** Control, format and surrogate code points; white space among them (tab, line breaks) is kept. */
 const invisible = /[\p{Cc}\p{Cf}\p{Cs}]/gu
-const whiteSpace = /\s/u
+const whiteSpace = /\s/
 
-/** NFKC, invisible characters removed except white space, trimmed, lower-cased, white-space runs as `-`. */
 export const normalizeName = (name: string): string =>
-  name
+  asParentheses(name)
     .normalize("NFKC")
     .replace(invisible, (c) => (whiteSpace.test(c) ? c : ""))
     .trim()
     .toLowerCase()
-    .replace(/\s+/gu, "-")
+    .replace(/\s+/g, "-")
