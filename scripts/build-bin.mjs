@@ -30,16 +30,27 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const outfile = process.env.OUT ?? path.join(root, "dist", "claude-peers.cjs")
 const analyze = process.argv.includes("--analyze")
 
-/** The entry's two dynamic imports become requests for the two parts, which the loader finds in the file. */
-const parts = {
-  "./Direct.js": { id: "claude-peers:direct", entry: "src/cli/Direct.ts" },
-  "./CommandLine.js": { id: "claude-peers:command-line", entry: "src/cli/CommandLine.ts" }
-}
+/**
+ * The entry's dynamic imports become requests for parts, which the loader finds in the file: one
+ * part per module of `src/cli/direct/` (a recognized command), and the full command line.
+ */
+const directory = path.join(root, "src", "cli", "direct")
+const parts = Object.fromEntries([
+  ...fs.readdirSync(directory).filter((name) => name.endsWith(".ts")).sort().map((name) => {
+    const base = name.slice(0, -".ts".length)
+    return [`./direct/${base}.js`, { id: `claude-peers:${base}`, entry: `src/cli/direct/${name}` }]
+  }),
+  ["./CommandLine.js", { id: "claude-peers:command-line", entry: "src/cli/CommandLine.ts" }]
+])
 
 const partsPlugin = {
   name: "parts",
   setup(build) {
-    build.onResolve({ filter: /^\.\/(Direct|CommandLine)\.js$/ }, (args) => ({ path: parts[args.path].id, external: true }))
+    build.onResolve({ filter: /^\.\/(direct\/[A-Za-z]+|CommandLine)\.js$/ }, (args) => {
+      const part = parts[args.path]
+      if (part === undefined) throw new Error(`${args.path}: no such part`)
+      return { path: part.id, external: true }
+    })
   }
 }
 
@@ -77,7 +88,10 @@ const [dispatcher, ...built] = await Promise.all([
  * initializes the command-line parser, and a cache written by `list` does not grow with it.
  */
 // A hashbang is only valid on a file's first line.
-const text = (result) => result.outputFiles[0].text.replace(/^#!.*\n/, "")
+// esbuild escapes every string and regular expression to ASCII; an unminified build also keeps
+// comments, whose characters are escaped here alike (harmless in a comment).
+const text = (result) =>
+  result.outputFiles[0].text.replace(/^#!.*\n/, "").replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 const wrap = (code) => `(function (exports, require, module, __filename, __dirname) {\n${code}})\n`
 const sections = [["entry", wrap(text(dispatcher))], ...Object.values(parts).map((part, i) => [part.id, wrap(text(built[i]))])]
 const headerBytes = 512
@@ -112,7 +126,7 @@ if (analyze) {
       byPackage.set(key, (byPackage.get(key) ?? 0) + input.bytesInOutput)
     }
     for (const [pkg, bytes] of [...byPackage].sort((a, b) => b[1] - a[1])) console.log(`${String(bytes).padStart(8)}  ${pkg}`)
-    const largest = Object.entries(output.inputs).sort((a, b) => b[1].bytesInOutput - a[1].bytesInOutput).slice(0, 12)
+    const largest = Object.entries(output.inputs).sort((a, b) => b[1].bytesInOutput - a[1].bytesInOutput).slice(0, Number(process.env.ANALYZE_TOP ?? 12))
     for (const [file, input] of largest) console.log(`${String(input.bytesInOutput).padStart(8)}    ${file}`)
   }
 }

@@ -1,84 +1,78 @@
 /**
- * What each command does, over the services. Both parsers end here (see `Invocation.ts`), so a
- * command answers the same whichever path parsed it. Each handler is a span named for its command.
+ * What each command does, over the services it uses. Both parsers end here (see `Invocation.ts`),
+ * so a command answers the same whichever path parsed it. Each handler is a span named for its
+ * command, and an export of its own, free of side effects (`#__PURE__`): the bundle gives every
+ * recognized command a part of its own (`scripts/build-bin.mjs`), and a part keeps only its
+ * command's handler and what that handler uses, so `list` loads neither the settings nor `watch`.
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { Session } from "../domain/Session.js"
+import { sessionJson } from "../domain/Session.js"
 import { SessionEvent } from "../domain/SessionEvent.js"
-import { resetPolicy, setPolicy, SettingsView, type PolicyChange } from "../domain/Settings.js"
+import { resetPolicy, setPolicy, type PolicyChange } from "../domain/Settings.js"
 import { Registry } from "../services/Registry.js"
 import { Settings } from "../services/Settings.js"
 import { Watch } from "../services/Watch.js"
-import type { Command } from "./Invocation.js"
+import type { CommandOf } from "./Invocation.js"
 import { OutputFailed, printLine, stdoutReaderGone } from "./Output.js"
-import { entriesTable, eventLine, InspectRow, inspectRow, sessionDetails, sessionsTable, settingsText } from "./Render.js"
-import { type ExitCode, printData, reportFailures } from "./Report.js"
+import { entriesTable, eventLine, inspectRow, sessionDetails, sessionsTable, settingsText } from "./Render.js"
+import { type ExitCode, printData, reportFailures, type ReportedError } from "./Report.js"
 import { endOnSignal, interruptOnSignal } from "./Signals.js"
 
-const encodeSessions = Schema.encodeSync(Schema.Array(Session))
-const encodeSession = Schema.encodeSync(Session)
-const encodeRows = Schema.encodeSync(Schema.Array(InspectRow))
-const encodeView = Schema.encodeSync(SettingsView)
-const encodeEvent = Schema.encodeSync(SessionEvent)
+/** A handler's failures are reported where they happen; what is left is its exit code, or output that could not be written. */
+const reported = <A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>, json: boolean) => reportFailures(json)(effect)
 
-const list = Effect.fn("list")(function*(json: boolean) {
+export const list = /*#__PURE__*/ Effect.fn("list")(function*(json: boolean) {
   const sessions = yield* (yield* Registry).list
-  yield* printData(json, () => encodeSessions(sessions), () => sessionsTable(sessions))
-})
+  yield* printData(json, () => sessions.map(sessionJson), () => sessionsTable(sessions))
+}, reported)
 
-const inspect = Effect.fn("inspect")(function*(json: boolean) {
+export const inspect = /*#__PURE__*/ Effect.fn("inspect")(function*(json: boolean) {
   const entries = yield* (yield* Registry).inspect
-  yield* printData(json, () => encodeRows(entries.map(inspectRow)), () => entriesTable(entries))
-})
+  yield* printData(json, () => entries.map(inspectRow), () => entriesTable(entries))
+}, reported)
 
-const resolve = Effect.fn("resolve")(function*(json: boolean, command: Extract<Command, { _tag: "resolve" }>) {
+export const resolve = /*#__PURE__*/ Effect.fn("resolve")(function*(json: boolean, command: CommandOf<"resolve">) {
   const session = yield* (yield* Registry).resolve(command.query, { allowSharedName: command.allowSharedName })
-  yield* printData(json, () => encodeSession(session), () => sessionDetails(session))
-})
+  yield* printData(json, () => sessionJson(session), () => sessionDetails(session))
+}, reported)
 
-const settingsGet = Effect.fn("settings get")(function*(json: boolean) {
+export const settingsGet = /*#__PURE__*/ Effect.fn("settings get")(function*(json: boolean) {
   const view = yield* (yield* Settings).read
-  yield* printData(json, () => encodeView(view), () => settingsText(view))
-})
+  yield* printData(json, () => view, () => settingsText(view))
+}, reported)
 
-const settingsUpdate = Effect.fn("settings update")(function*(json: boolean, change: PolicyChange, expectRevision: string | undefined) {
-  // A signal must let the lock and the temporary file go, and must not end the command with 0.
-  yield* interruptOnSignal
-  const view = yield* (yield* Settings).update(change, expectRevision)
-  yield* printData(json, () => encodeView(view), () => settingsText(view))
-})
+const settingsUpdate = (json: boolean, change: PolicyChange, expectRevision: string | undefined) =>
+  Effect.gen(function*() {
+    // A signal must let the lock and the temporary file go, and must not end the command with 0.
+    yield* interruptOnSignal
+    const view = yield* (yield* Settings).update(change, expectRevision)
+    yield* printData(json, () => view, () => settingsText(view))
+  })
+
+export const settingsSet = /*#__PURE__*/ Effect.fn("settings set")(
+  (json: boolean, command: CommandOf<"settings set">) => settingsUpdate(json, setPolicy(command.value), command.expectRevision),
+  reported
+)
+
+export const settingsReset = /*#__PURE__*/ Effect.fn("settings reset")(
+  (json: boolean, command: CommandOf<"settings reset">) => settingsUpdate(json, resetPolicy, command.expectRevision),
+  reported
+)
 
 /** Until interrupted (a signal ends it with exit 0), or until nobody reads its output. */
-const watch = Effect.fn("watch")(function*(json: boolean, intervalMillis: number | undefined) {
+export const watch = /*#__PURE__*/ Effect.fn("watch")(function*(json: boolean, command: CommandOf<"watch">) {
+  const encodeEvent = Schema.encodeSync(SessionEvent)
   const signalled = yield* endOnSignal
-  const events = (yield* Watch).sessions(intervalMillis === undefined ? {} : { interval: intervalMillis })
+  const events = (yield* Watch).sessions(command.intervalMillis === undefined ? {} : { interval: command.intervalMillis })
   yield* events.pipe(
     Stream.mapEffect((event) => printLine(json ? JSON.stringify(encodeEvent(event)) : eventLine(event))),
     Stream.takeUntil(stdoutReaderGone),
     Stream.interruptWhen(signalled),
     Stream.runDrain
   )
-})
+}, reported)
 
-export const handle = (command: Command, json: boolean): Effect.Effect<void, ExitCode | OutputFailed, Registry | Settings | Watch> => {
-  switch (command._tag) {
-    case "list":
-      return reportFailures(json)(list(json))
-    case "inspect":
-      return reportFailures(json)(inspect(json))
-    case "resolve":
-      return reportFailures(json)(resolve(json, command))
-    case "settings get":
-      return reportFailures(json)(settingsGet(json))
-    case "settings set":
-      return reportFailures(json)(settingsUpdate(json, setPolicy(command.value), command.expectRevision))
-    case "settings reset":
-      return reportFailures(json)(settingsUpdate(json, resetPolicy, command.expectRevision))
-    case "watch":
-      return reportFailures(json)(watch(json, command.intervalMillis))
-  }
-}
-
+export type { ExitCode }
 export { OutputFailed }

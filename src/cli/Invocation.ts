@@ -16,6 +16,9 @@ export type Command =
   /** Without an interval, the watch's default (`Timing`'s `watchInterval`). */
   | { readonly _tag: "watch"; readonly intervalMillis: number | undefined }
 
+/** One command of the union, by its tag. */
+export type CommandOf<T extends Command["_tag"]> = Extract<Command, { readonly _tag: T }>
+
 export interface Invocation {
   /** `--claude-home DIR`; undefined for `CLAUDE_CONFIG_DIR`, then `~/.claude`. */
   readonly claudeHome: string | undefined

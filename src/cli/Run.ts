@@ -1,11 +1,52 @@
 /**
- * The command's composition root: an invocation's handler over the Node layers for its Claude home.
- * The fast path (`Recognize.ts`) and the full command line (`Root.ts`) both run invocations here.
+ * The command's composition root: each command's handler over the Node layers it uses, for its
+ * Claude home. The fast path (`Recognize.ts`, one bundle part per command: `direct/`) and the full
+ * command line (`Root.ts`, through `runInvocation`) run the same functions here.
  */
 import * as Effect from "effect/Effect"
-import { layerNode } from "../layers/Node.js"
-import { handle } from "./Handlers.js"
-import type { Invocation } from "./Invocation.js"
+import { layerNode, layerNodeRegistry, layerNodeSettings } from "../layers/Node.js"
+import * as Handlers from "./Handlers.js"
+import type { CommandOf, Invocation } from "./Invocation.js"
 
-export const runInvocation = (invocation: Invocation) =>
-  handle(invocation.command, invocation.json).pipe(Effect.provide(layerNode({ claudeHome: invocation.claudeHome })))
+const registry = (invocation: Invocation) => layerNodeRegistry({ claudeHome: invocation.claudeHome })
+const settings = (invocation: Invocation) => layerNodeSettings({ claudeHome: invocation.claudeHome })
+
+export const runList = (invocation: Invocation) => Handlers.list(invocation.json).pipe(Effect.provide(registry(invocation)))
+
+export const runInspect = (invocation: Invocation) => Handlers.inspect(invocation.json).pipe(Effect.provide(registry(invocation)))
+
+export const runResolve = (invocation: Invocation, command: CommandOf<"resolve">) =>
+  Handlers.resolve(invocation.json, command).pipe(Effect.provide(registry(invocation)))
+
+export const runSettingsGet = (invocation: Invocation) =>
+  Handlers.settingsGet(invocation.json).pipe(Effect.provide(settings(invocation)))
+
+export const runSettingsSet = (invocation: Invocation, command: CommandOf<"settings set">) =>
+  Handlers.settingsSet(invocation.json, command).pipe(Effect.provide(settings(invocation)))
+
+export const runSettingsReset = (invocation: Invocation, command: CommandOf<"settings reset">) =>
+  Handlers.settingsReset(invocation.json, command).pipe(Effect.provide(settings(invocation)))
+
+export const runWatch = (invocation: Invocation, command: CommandOf<"watch">) =>
+  Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: invocation.claudeHome })))
+
+/** Any invocation: what the full command line runs. */
+export const runInvocation = (invocation: Invocation) => {
+  const { command } = invocation
+  switch (command._tag) {
+    case "list":
+      return runList(invocation)
+    case "inspect":
+      return runInspect(invocation)
+    case "resolve":
+      return runResolve(invocation, command)
+    case "settings get":
+      return runSettingsGet(invocation)
+    case "settings set":
+      return runSettingsSet(invocation, command)
+    case "settings reset":
+      return runSettingsReset(invocation, command)
+    case "watch":
+      return runWatch(invocation, command)
+  }
+}

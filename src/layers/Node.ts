@@ -7,7 +7,7 @@ import * as Layer from "effect/Layer"
 import * as ClaudeHome from "../services/ClaudeHome.js"
 import * as FilesNode from "./FilesNode.js"
 import * as ProcessProbeNode from "./ProcessProbeNode.js"
-import { type CommonOptions, layerServices, type Services } from "./Services.js"
+import { type CommonOptions, layerRegistry, layerServices, layerSettings, type Ports, type Services } from "./Services.js"
 
 export interface NodeOptions extends CommonOptions {
   /** The Claude home; when absent, `CLAUDE_CONFIG_DIR`, then `~/.claude`. */
@@ -15,8 +15,14 @@ export interface NodeOptions extends CommonOptions {
 }
 
 /** The ports alone, for a program that provides its own services over them. */
-export const layerPorts = (options: NodeOptions = {}) =>
+export const layerPorts = (options: NodeOptions = {}): Layer.Layer<Ports> =>
   Layer.mergeAll(FilesNode.layer, ProcessProbeNode.layer, ClaudeHome.layerFromEnvironment(options.claudeHome))
 
 /** Registry, Settings and Watch on the real machine, with the ports they run on. */
 export const layerNode = (options: NodeOptions = {}): Layer.Layer<Services> => layerServices(layerPorts(options), options)
+
+/** The registry alone on the real machine. */
+export const layerNodeRegistry = (options: NodeOptions = {}) => layerRegistry(layerPorts(options), options)
+
+/** The settings alone on the real machine. */
+export const layerNodeSettings = (options: NodeOptions = {}) => layerSettings(layerPorts(options), options)
