@@ -29,7 +29,7 @@ const fs = require("node:fs")
 const path = require("node:path")
 
 const bundleFile = path.join(__dirname, "..", "dist", "claude-peers.cjs")
-const headerBytes = 512
+const headerBytes = 2048
 const magic = "claude-peers v8 cache 4\n"
 
 /** The open bundle, its header's index of sections, and the key its caches must carry; null without a bundle. */

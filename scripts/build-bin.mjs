@@ -54,6 +54,40 @@ const partsPlugin = {
   }
 }
 
+/**
+ * Effect's logger module reads `process.stdout` when it is initialized, to pick the pretty logger's
+ * colors, and reading it creates the stream: on a pipe (a status line, a script) that loads `net`
+ * and the streams, which the command never uses (it prints with `fs.writeSync`, see `Output.ts`).
+ * Measured on `list --json` into a pipe: 15 M of 180 M instructions. The three constants become
+ * functions, computed when a pretty logger is made. The text is matched exactly: another version of
+ * the module fails the build rather than bundle unpatched.
+ */
+const stdoutProbes = [
+  'const hasProcessStdout = typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null;',
+  "const processStdoutIsTTY = hasProcessStdout && process.stdout.isTTY === true;",
+  'const hasProcessStdoutOrDeno = hasProcessStdout || "Deno" in globalThis;'
+]
+
+const lazyStdoutPlugin = {
+  name: "lazy-stdout",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]esm[\\/]internal[\\/]logger\.js$/ }, async (args) => {
+      let source = await fs.promises.readFile(args.path, "utf8")
+      for (const line of stdoutProbes) {
+        if (!source.includes(line)) throw new Error(`${args.path}: expected \`${line}\``)
+        source = source.replace(line, "")
+      }
+      source = source.replace(/\b(hasProcessStdout|processStdoutIsTTY|hasProcessStdoutOrDeno)\b/g, "$1()")
+      source += `
+function hasProcessStdout() { return typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null }
+function processStdoutIsTTY() { return hasProcessStdout() && process.stdout.isTTY === true }
+function hasProcessStdoutOrDeno() { return hasProcessStdout() || "Deno" in globalThis }
+`
+      return { contents: source, loader: "js" }
+    })
+  }
+}
+
 const bundle = (entry, plugins) =>
   esbuild.build({
     absWorkingDir: root,
@@ -72,7 +106,7 @@ const bundle = (entry, plugins) =>
     supported: { "dynamic-import": false },
     legalComments: "none",
     metafile: true,
-    plugins,
+    plugins: [lazyStdoutPlugin, ...plugins],
     logLevel: "warning"
   })
 
@@ -94,7 +128,7 @@ const text = (result) =>
   result.outputFiles[0].text.replace(/^#!.*\n/, "").replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 const wrap = (code) => `(function (exports, require, module, __filename, __dirname) {\n${code}})\n`
 const sections = [["entry", wrap(text(dispatcher))], ...Object.values(parts).map((part, i) => [part.id, wrap(text(built[i]))])]
-const headerBytes = 512
+const headerBytes = 2048
 const title = "// claude-peers command: an entry and the parts it loads, each a function expression at the offsets below\n"
 const index = {}
 let offset = headerBytes

@@ -1,31 +1,33 @@
 /**
- * The command's composition root: each command's handler over the Node layers it uses, for its
- * Claude home. The fast path (`Recognize.ts`, one bundle part per command: `direct/`) and the full
- * command line (`Root.ts`, through `runInvocation`) run the same functions here.
+ * The command's composition root: each command's handler over the Node services it uses, for its
+ * Claude home. A short command's one service is provided without building layers
+ * (`provideNodeRegistry`, `provideNodeSettings`); `watch`, which runs until stopped, gets every
+ * service from `layerNode`. The fast path (`Recognize.ts`, one bundle part per command: `direct/`)
+ * and the full command line (`Root.ts`, through `runInvocation`) run the same functions here.
  */
 import * as Effect from "effect/Effect"
-import { layerNode, layerNodeRegistry, layerNodeSettings } from "../layers/Node.js"
+import { layerNode, provideNodeRegistry, provideNodeSettings } from "../layers/Node.js"
 import * as Handlers from "./Handlers.js"
 import type { CommandOf, Invocation } from "./Invocation.js"
 
-const registry = (invocation: Invocation) => layerNodeRegistry({ claudeHome: invocation.claudeHome })
-const settings = (invocation: Invocation) => layerNodeSettings({ claudeHome: invocation.claudeHome })
+const registry = (invocation: Invocation) => provideNodeRegistry({ claudeHome: invocation.claudeHome })
+const settings = (invocation: Invocation) => provideNodeSettings({ claudeHome: invocation.claudeHome })
 
-export const runList = (invocation: Invocation) => Handlers.list(invocation.json).pipe(Effect.provide(registry(invocation)))
+export const runList = (invocation: Invocation) => Handlers.list(invocation.json).pipe(registry(invocation))
 
-export const runInspect = (invocation: Invocation) => Handlers.inspect(invocation.json).pipe(Effect.provide(registry(invocation)))
+export const runInspect = (invocation: Invocation) => Handlers.inspect(invocation.json).pipe(registry(invocation))
 
 export const runResolve = (invocation: Invocation, command: CommandOf<"resolve">) =>
-  Handlers.resolve(invocation.json, command).pipe(Effect.provide(registry(invocation)))
+  Handlers.resolve(invocation.json, command).pipe(registry(invocation))
 
 export const runSettingsGet = (invocation: Invocation) =>
-  Handlers.settingsGet(invocation.json).pipe(Effect.provide(settings(invocation)))
+  Handlers.settingsGet(invocation.json).pipe(settings(invocation))
 
 export const runSettingsSet = (invocation: Invocation, command: CommandOf<"settings set">) =>
-  Handlers.settingsSet(invocation.json, command).pipe(Effect.provide(settings(invocation)))
+  Handlers.settingsSet(invocation.json, command).pipe(settings(invocation))
 
 export const runSettingsReset = (invocation: Invocation, command: CommandOf<"settings reset">) =>
-  Handlers.settingsReset(invocation.json, command).pipe(Effect.provide(settings(invocation)))
+  Handlers.settingsReset(invocation.json, command).pipe(settings(invocation))
 
 export const runWatch = (invocation: Invocation, command: CommandOf<"watch">) =>
   Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: invocation.claudeHome })))

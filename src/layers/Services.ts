@@ -1,9 +1,16 @@
 /**
  * The one composition of the services over their ports: `layerNode` puts it over the Node ports,
- * `layerMemory` over a memory world's, so the two cannot be wired differently. The registry and the
- * settings are also composed alone, the same way, for a program that uses only one of them (each of
- * the command's recognized commands), so that it neither loads nor builds the others.
+ * `layerMemory` over a memory world's, so the two cannot be wired differently.
+ *
+ * The registry and the settings can also be provided alone, to one effect, without building layers
+ * (`provideRegistry`, `provideSettings`): each is its own `make` run over the same ports, as its layer
+ * runs it. That is for a program that runs once and uses one service, such as each of the command's
+ * recognized commands: building layers (a memo map, scopes, a fiber per merged layer) was about a
+ * third of what `list --json` spent in JavaScript, and these services acquire nothing a layer's scope
+ * would have to release.
  */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { ClaudeHome } from "../services/ClaudeHome.js"
 import type { Files } from "../services/Files.js"
@@ -25,17 +32,27 @@ export interface CommonOptions {
   readonly timing?: Timing.TimingOptions | undefined
 }
 
-/** One service over the ports, with the timing options applied. */
-const over = <S>(service: Layer.Layer<S, never, Ports>, ports: Layer.Layer<Ports>, options: CommonOptions) =>
-  service.pipe(Layer.provide(Timing.layer(options.timing)), Layer.provideMerge(ports))
-
 export const layerServices = (ports: Layer.Layer<Ports>, options: CommonOptions = {}): Layer.Layer<Services> =>
-  over(Watch.layer.pipe(Layer.provideMerge(Layer.merge(Registry.layer, Settings.layer))), ports, options)
+  Watch.layer.pipe(
+    Layer.provideMerge(Layer.merge(Registry.layer, Settings.layer)),
+    Layer.provide(Timing.layer(options.timing)),
+    Layer.provideMerge(ports)
+  )
 
-/** The registry alone over its ports. */
-export const layerRegistry = (ports: Layer.Layer<Ports>, options: CommonOptions = {}): Layer.Layer<Registry.Registry | Ports> =>
-  over(Registry.layer, ports, options)
+/** Runs one service's `make` over the ports, for `effect` alone. */
+const provideOne = <S, I>(tag: Context.Tag<I, S>, make: Effect.Effect<S, never, Ports>) =>
+(ports: Effect.Effect<Context.Context<Ports>>, options: CommonOptions) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, I | Ports>> =>
+  Effect.flatMap(ports, (context) => {
+    const provided = Effect.provideServiceEffect(effect, tag, make)
+    const timed = options.timing === undefined ? provided : Effect.provideService(provided, Timing.Timing, Timing.make(options.timing))
+    return Effect.provide(timed, context) as Effect.Effect<A, E, Exclude<R, I | Ports>>
+  })
 
-/** The settings alone over their ports. */
-export const layerSettings = (ports: Layer.Layer<Ports>, options: CommonOptions = {}): Layer.Layer<Settings.Settings | Ports> =>
-  over(Settings.layer, ports, options)
+/** The registry over the ports, provided to `effect` without building layers. */
+export const provideRegistry = (ports: Effect.Effect<Context.Context<Ports>>, options: CommonOptions = {}) =>
+  provideOne(Registry.Registry, Registry.make)(ports, options)
+
+/** The settings over the ports, provided to `effect` without building layers. */
+export const provideSettings = (ports: Effect.Effect<Context.Context<Ports>>, options: CommonOptions = {}) =>
+  provideOne(Settings.Settings, Settings.make)(ports, options)
