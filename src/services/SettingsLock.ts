@@ -21,7 +21,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as path from "node:path"
-import { ChangedDuringWrite } from "../domain/Errors.js"
+import type { ChangedDuringWrite } from "../domain/Errors.js"
+import { failWith } from "../domain/ErrorsOnDemand.js"
 import { sameStartTime } from "../domain/Record.js"
 import { entryTypeWords } from "../domain/Verdict.js"
 import type { Files } from "./Files.js"
@@ -186,14 +187,16 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
     })
 
   const lockHeld = (expectedRevision: string | null, holder: string) =>
-    new ChangedDuringWrite({
-      path: settingsFile,
-      conflict: "lock_held",
-      expectedRevision,
-      actualRevision: null,
-      attempts: 0,
-      lock: { path: lockFile, holder }
-    })
+    failWith((E) =>
+      new E.ChangedDuringWrite({
+        path: settingsFile,
+        conflict: "lock_held",
+        expectedRevision,
+        actualRevision: null,
+        attempts: 0,
+        lock: { path: lockFile, holder }
+      })
+    )
 
   const holderWords = (holder: LockHolder): string =>
     holder._tag === "Unknown" ? "a lock that names no holder" : `pid ${holder.pid}${holder.pidDomain === null ? "" : ` in ${holder.pidDomain}`}`
