@@ -28,6 +28,7 @@
  *   `changed`. A missing start time proves nothing, as an unreadable one does for the registry.
  */
 import type { PlatformError } from "@effect/platform/Error"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -81,20 +82,28 @@ const ticks = (every: Duration.Duration, waitsFor: string): Stream.Stream<void> 
   Stream.repeatEffect(Timing.sleep(every, waitsFor))
 
 /**
- * One element per burst: the first element opens a window of `window`, every element that arrives
- * in it joins, and one element leaves when it closes. Unlike `Stream.debounce`, whose timer
- * restarts with every element, a steady trickle (fifty sessions writing in turn) cannot hold the
- * read back past the window.
+ * An element at once for a notification that comes after a quiet `window`; the notifications that
+ * come within `window` of the last element leave one more element when that window closes, however
+ * many they are. A change is read as soon as it is seen, and a burst (fifty sessions writing in turn)
+ * costs at most one read per window however long it lasts: unlike `Stream.debounce`, whose timer
+ * restarts with every element, a steady trickle cannot hold a read back.
  */
 const coalesceWithin = (window: Duration.Duration) => <A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<void, E, R> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     const arrived = yield* Queue.sliding<void>(1)
     const upstream = yield* self.pipe(Stream.runForEach(() => Queue.offer(arrived, undefined)), Effect.forkScoped)
-    const burst = Queue.take(arrived).pipe(
-      Effect.zipRight(Timing.sleep(window, "the window that gathers registry change notifications")),
-      Effect.zipRight(Queue.takeAll(arrived))
-    )
-    return Stream.repeatEffect(Effect.asVoid(burst)).pipe(Stream.interruptWhen(Fiber.join(upstream)))
+    /** When the last element left, on the Clock. */
+    let last: number | undefined
+    const next = Effect.gen(function*() {
+      yield* Queue.take(arrived)
+      const wait = last === undefined ? 0 : last + Duration.toMillis(window) - (yield* Clock.currentTimeMillis)
+      if (wait > 0) {
+        yield* Timing.sleep(Duration.millis(wait), "the window that gathers registry change notifications")
+        yield* Queue.takeAll(arrived)
+      }
+      last = yield* Clock.currentTimeMillis
+    })
+    return Stream.repeatEffect(next).pipe(Stream.interruptWhen(Fiber.join(upstream)))
   }))
 
 export const make = Effect.gen(function*() {
