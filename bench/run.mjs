@@ -440,7 +440,7 @@ const main = async () => {
     commands.forEach((command, i) => {
       const ms = times[i + 1]
       results.commands[size][command.label] = { ms, ratio: ms / nodeMs }
-      row(`  ${command.label} --json`.replace("settings set --json", "settings set"), ms, nodeMs)
+      row(`  ${command.label} --json`, ms, nodeMs)
     })
     results.peakRssMiB[size] = { list: peakRssMiB(commands[0]), resolve: peakRssMiB(commands[2]) }
     rows.push(["  peak RSS, list / resolve", `${fmt(results.peakRssMiB[size].list)} / ${fmt(results.peakRssMiB[size].resolve)} MiB`, "", ""])

@@ -10,11 +10,9 @@
 import type { PlatformError, SystemErrorReason } from "@effect/platform/Error"
 import { BadArgument, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as NFS from "node:fs"
-import type { FileHandle } from "node:fs/promises"
 import * as Path from "node:path"
 import {
   type BoundedRead,
@@ -99,8 +97,13 @@ const infoOf = (stats: NFS.Stats): FileInfo => ({ type: typeOf(stats), size: sta
 const attempt = <A>(method: string, path: string, run: () => Promise<A>): Effect.Effect<A, PlatformError> =>
   Effect.tryPromise({ try: run, catch: fromNodeError(method, path) })
 
-/** A close that fails after the work is done has nothing left to report; writes are fsynced before it. */
-const closeQuietly = (handle: FileHandle) => Effect.promise(() => handle.close().catch(() => undefined))
+/**
+ * The settings' reads and writes are a few small calls each, and synchronous for the reason the
+ * scan's are (see `readDirectory`): through the thread pool every call costs a round trip, and the
+ * first one starts the pool's threads, a few milliseconds of a `settings set` that makes a dozen.
+ */
+const attemptSync = <A>(method: string, path: string, run: () => A): Effect.Effect<A, PlatformError> =>
+  Effect.try({ try: run, catch: fromNodeError(method, path) })
 
 const asPlainBytes = (buffer: Uint8Array, length: number): Uint8Array =>
   new Uint8Array(buffer.buffer, buffer.byteOffset, length)
@@ -158,9 +161,9 @@ const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry
     catch: fromNodeError("readDirectory", path)
   })
 
-const stat = (path: string) => attempt("stat", path, () => NFS.promises.stat(path)).pipe(Effect.map(infoOf))
+const stat = (path: string) => attemptSync("stat", path, () => infoOf(NFS.statSync(path)))
 
-const lstat = (path: string) => attempt("lstat", path, () => NFS.promises.lstat(path)).pipe(Effect.map(infoOf))
+const lstat = (path: string) => attemptSync("lstat", path, () => infoOf(NFS.lstatSync(path)))
 
 /** Where `O_NOFOLLOW` does not exist, a final link is refused by an `lstat` just before the open. */
 const refuseLinkWithoutNoFollow = (path: string): Effect.Effect<void, PlatformError> =>
@@ -211,9 +214,15 @@ const readBounded = (
 
 /** The umask applies to the directories created, as it does for `mkdir -p`. */
 const makeDirectory = (path: string, mode: number) =>
-  attempt("makeDirectory", path, () => NFS.promises.mkdir(path, { recursive: true, mode })).pipe(Effect.asVoid)
+  attemptSync("makeDirectory", path, () => void NFS.mkdirSync(path, { recursive: true, mode }))
 
-const removeQuietly = (path: string) => Effect.promise(() => NFS.promises.unlink(path).catch(() => undefined))
+const unlinkQuietly = (path: string) => {
+  try {
+    NFS.unlinkSync(path)
+  } catch {
+    return
+  }
+}
 
 /**
  * `O_EXCL` makes the create exclusive even against a dangling link; `O_NOFOLLOW` says so again for
@@ -221,17 +230,21 @@ const removeQuietly = (path: string) => Effect.promise(() => NFS.promises.unlink
  * narrows the mode given to `open`, cannot leave the file with other bits than asked.
  */
 const writeNewFile = (path: string, bytes: Uint8Array, mode: number) =>
-  Effect.acquireUseRelease(
-    attempt("writeNewFile", path, () => NFS.promises.open(path, O_WRONLY | O_CREAT | O_EXCL | noFollow, mode)),
-    (handle) =>
-      attempt("writeNewFile", path, async () => {
-        await handle.writeFile(bytes)
-        await handle.chmod(mode)
-        await handle.sync()
-      }),
-    // A half-written file must not outlive the failure: whoever reads it next would take it for ours.
-    (handle, exit) => Effect.zipRight(closeQuietly(handle), Exit.isFailure(exit) ? removeQuietly(path) : Effect.void)
-  )
+  attemptSync("writeNewFile", path, () => {
+    const fd = NFS.openSync(path, O_WRONLY | O_CREAT | O_EXCL | noFollow, mode)
+    let written = false
+    try {
+      for (let offset = 0; offset < bytes.length;) offset += NFS.writeSync(fd, bytes, offset)
+      NFS.fchmodSync(fd, mode)
+      NFS.fsyncSync(fd)
+      written = true
+    } finally {
+      // A close that fails after the fsync has nothing left to report.
+      closeSyncQuietly(fd)
+      // A half-written file must not outlive the failure: whoever reads it next would take it for ours.
+      if (!written) unlinkQuietly(path)
+    }
+  })
 
 const readSyncAtMost = (fd: number, maxBytes: number): Uint8Array | null => {
   const buffer = Buffer.alloc(maxBytes + 1)
@@ -301,21 +314,25 @@ const cannotSyncDirectory = new Set(["EISDIR", "EINVAL", "EPERM", "ENOTSUP", "EB
 const syncDirectory = (path: string): Effect.Effect<void, PlatformError> =>
   process.platform === "win32"
     ? Effect.void
-    : Effect.acquireUseRelease(
-      attempt("syncDirectory", path, () => NFS.promises.open(path, O_RDONLY)),
-      (handle) =>
-        attempt("syncDirectory", path, () =>
-          handle.sync().catch((error: unknown) => {
-            if (!cannotSyncDirectory.has(errnoOf(error) ?? "")) throw error
-          })),
-      closeQuietly
-    )
+    : attemptSync("syncDirectory", path, () => {
+      const fd = NFS.openSync(path, O_RDONLY)
+      try {
+        NFS.fsyncSync(fd)
+      } catch (error) {
+        if (!cannotSyncDirectory.has(errnoOf(error) ?? "")) throw error
+      } finally {
+        closeSyncQuietly(fd)
+      }
+    })
 
 const removeFile = (path: string): Effect.Effect<void, PlatformError> =>
-  attempt("removeFile", path, () =>
-    NFS.promises.unlink(path).catch((error: unknown) => {
+  attemptSync("removeFile", path, () => {
+    try {
+      NFS.unlinkSync(path)
+    } catch (error) {
       if (errnoOf(error) !== "ENOENT") throw error
-    }))
+    }
+  })
 
 /**
  * `fs.watch` on the directory. It keeps watching the directory it opened, not the path, so the
