@@ -8,12 +8,12 @@
  * to its rename: any `await` between them hands the event loop, and so the window, to someone else.
  */
 import type { PlatformError, SystemErrorReason } from "@effect/platform/Error"
-import { BadArgument, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
+import { failWithPlatformError } from "../domain/ErrorsOnDemand.js"
 import {
   type BoundedRead,
   type DirectoryEntry,
@@ -56,24 +56,26 @@ const isErrnoException = (u: unknown): u is NodeJS.ErrnoException =>
 const errnoOf = (u: unknown): string | undefined => (isErrnoException(u) ? u.code : undefined)
 
 /**
- * The one translation of a Node failure into a `PlatformError`. An errno exception is a
- * `SystemError` whose reason a caller can act on; anything else was thrown for a bad argument,
- * which is how `@effect/platform-node` reports it too.
+ * The one translation of a Node failure into a `PlatformError` (its classes are loaded on the first
+ * failure: see `ErrorsOnDemand.ts`). An errno exception is a `SystemError` whose reason a caller can
+ * act on; anything else was thrown for a bad argument, which is how `@effect/platform-node` reports
+ * it too.
  */
-const fromNodeError = (method: string, path: string) => (cause: unknown): PlatformError => {
-  if (!isErrnoException(cause)) {
-    return new BadArgument({ module: "FileSystem", method, description: String(cause), cause })
-  }
-  return new SystemError({
-    reason: reasonOf(cause.code),
-    module: "FileSystem",
-    method,
-    pathOrDescriptor: typeof cause.path === "string" ? cause.path : path,
-    description: cause.message,
-    cause,
-    ...(cause.syscall === undefined ? {} : { syscall: cause.syscall })
+const failFromNodeError = (method: string, path: string) => (cause: unknown): Effect.Effect<never, PlatformError> =>
+  failWithPlatformError(({ BadArgument, SystemError }): PlatformError => {
+    if (!isErrnoException(cause)) {
+      return new BadArgument({ module: "FileSystem", method, description: String(cause), cause })
+    }
+    return new SystemError({
+      reason: reasonOf(cause.code),
+      module: "FileSystem",
+      method,
+      pathOrDescriptor: typeof cause.path === "string" ? cause.path : path,
+      description: cause.message,
+      cause,
+      ...(cause.syscall === undefined ? {} : { syscall: cause.syscall })
+    })
   })
-}
 
 const typeOf = (entry: NFS.Dirent | NFS.Stats): EntryType =>
   entry.isFile()
@@ -95,7 +97,7 @@ const typeOf = (entry: NFS.Dirent | NFS.Stats): EntryType =>
 const infoOf = (stats: NFS.Stats): FileInfo => ({ type: typeOf(stats), size: stats.size, mode: stats.mode & 0o7777 })
 
 const attempt = <A>(method: string, path: string, run: () => Promise<A>): Effect.Effect<A, PlatformError> =>
-  Effect.tryPromise({ try: run, catch: fromNodeError(method, path) })
+  Effect.catchAll(Effect.tryPromise({ try: run, catch: (cause) => cause }), failFromNodeError(method, path))
 
 /**
  * The settings' reads and writes are a few small calls each, and synchronous for the reason the
@@ -103,7 +105,13 @@ const attempt = <A>(method: string, path: string, run: () => Promise<A>): Effect
  * first one starts the pool's threads, a few milliseconds of a `settings set` that makes a dozen.
  */
 const attemptSync = <A>(method: string, path: string, run: () => A): Effect.Effect<A, PlatformError> =>
-  Effect.try({ try: run, catch: fromNodeError(method, path) })
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(run())
+    } catch (cause) {
+      return failFromNodeError(method, path)(cause)
+    }
+  })
 
 const asPlainBytes = (buffer: Uint8Array, length: number): Uint8Array =>
   new Uint8Array(buffer.buffer, buffer.byteOffset, length)
@@ -156,10 +164,11 @@ const readAtMostSync = (fd: number, sizeHint: number, maxBytes: number): Bounded
  * still yields to the event loop between them.
  */
 const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> =>
-  Effect.try({
-    try: () => NFS.readdirSync(path, { withFileTypes: true }).map((entry) => ({ name: entry.name, type: typeOf(entry) })),
-    catch: fromNodeError("readDirectory", path)
-  })
+  attemptSync(
+    "readDirectory",
+    path,
+    () => NFS.readdirSync(path, { withFileTypes: true }).map((entry) => ({ name: entry.name, type: typeOf(entry) }))
+  )
 
 const stat = (path: string) => attemptSync("stat", path, () => infoOf(NFS.statSync(path)))
 
@@ -171,7 +180,7 @@ const refuseLinkWithoutNoFollow = (path: string): Effect.Effect<void, PlatformEr
     ? Effect.void
     : Effect.flatMap(lstat(path), (info) =>
       info.type === "SymbolicLink"
-        ? Effect.fail(
+        ? failWithPlatformError(({ SystemError }) =>
           new SystemError({
             reason: "BadResource",
             module: "FileSystem",
@@ -208,7 +217,7 @@ const readBounded = (
   path: string,
   options: { readonly maxBytes: number; readonly followLinks: boolean }
 ): Effect.Effect<BoundedRead, PlatformError> => {
-  const read = Effect.try({ try: () => readBoundedSync(path, options), catch: fromNodeError("readBounded", path) })
+  const read = attemptSync("readBounded", path, () => readBoundedSync(path, options))
   return options.followLinks ? read : Effect.zipRight(refuseLinkWithoutNoFollow(path), read)
 }
 
@@ -295,17 +304,14 @@ const replaceIfUnchanged = (
   expected: Uint8Array | null,
   maxBytes: number
 ): Effect.Effect<ReplaceOutcome, PlatformError> =>
-  Effect.try({
-    try: (): ReplaceOutcome => {
-      const current = currentBytesSync(target, maxBytes)
-      const unchanged = expected === null
-        ? !current.present
-        : current.bytes !== null && sameBytes(current.bytes, expected)
-      if (!unchanged) return { _tag: "Changed", bytes: current.bytes }
-      NFS.renameSync(source, target)
-      return { _tag: "Replaced" }
-    },
-    catch: fromNodeError("replaceIfUnchanged", target)
+  attemptSync("replaceIfUnchanged", target, (): ReplaceOutcome => {
+    const current = currentBytesSync(target, maxBytes)
+    const unchanged = expected === null
+      ? !current.present
+      : current.bytes !== null && sameBytes(current.bytes, expected)
+    if (!unchanged) return { _tag: "Changed", bytes: current.bytes }
+    NFS.renameSync(source, target)
+    return { _tag: "Replaced" }
   })
 
 /** Errors from `fsync` on a directory that mean "this platform cannot", not "the data is lost". */
@@ -345,7 +351,7 @@ const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
     (emit) =>
       Effect.flatMap(attempt("watch", path, () => NFS.promises.stat(path)), (watched) => {
         if (!watched.isDirectory()) {
-          return Effect.fail(
+          return failWithPlatformError(({ SystemError }) =>
             new SystemError({
               reason: "BadResource",
               module: "FileSystem",
@@ -367,32 +373,29 @@ const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
           }
         }
         return Effect.acquireRelease(
-          Effect.try({
-            try: () => {
-              let done = false
-              const watcher = NFS.watch(path, (event, name) => {
-                if (done) return
-                if (event === "rename" && !isStillThere()) {
-                  if (name !== null && name !== base) void emit.single({ name })
-                  done = true
-                  emit.end()
-                  return
-                }
-                void emit.single({ name: name ?? null })
-              })
-              watcher.on("error", (error) => {
-                if (done) return
-                done = true
-                emit.fail(fromNodeError("watch", path)(error))
-              })
-              watcher.on("close", () => {
-                if (done) return
+          attemptSync("watch", path, () => {
+            let done = false
+            const watcher = NFS.watch(path, (event, name) => {
+              if (done) return
+              if (event === "rename" && !isStillThere()) {
+                if (name !== null && name !== base) void emit.single({ name })
                 done = true
                 emit.end()
-              })
-              return watcher
-            },
-            catch: fromNodeError("watch", path)
+                return
+              }
+              void emit.single({ name: name ?? null })
+            })
+            watcher.on("error", (error) => {
+              if (done) return
+              done = true
+              void emit.fromEffect(failFromNodeError("watch", path)(error))
+            })
+            watcher.on("close", () => {
+              if (done) return
+              done = true
+              emit.end()
+            })
+            return watcher
           }),
           (watcher) => Effect.sync(() => watcher.close())
         )

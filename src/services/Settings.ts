@@ -6,12 +6,13 @@
  * service can have. Every update therefore compares the bytes it started from with the bytes on
  * disk just before its rename, and edits only its own member of the document.
  */
-import { isPlatformError, type PlatformError } from "@effect/platform/Error"
+import type { PlatformError, SystemError } from "@effect/platform/Error"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as path from "node:path"
 import type { ChangedDuringWrite, InvalidJson, InvalidSettings } from "../domain/Errors.js"
 import { failWith } from "../domain/ErrorsOnDemand.js"
@@ -64,8 +65,9 @@ export const maxMergeRetries = 5
 const newFileMode = 0o600
 const newDirectoryMode = 0o700
 
+/** A `SystemError` of the file port with this reason (no other failure here carries that tag). */
 const hasReason = (reason: string) => (error: unknown): boolean =>
-  isPlatformError(error) && error._tag === "SystemError" && error.reason === reason
+  Predicate.isTagged(error, "SystemError") && (error as SystemError).reason === reason
 
 /** A missing file is absent, not a failure. */
 const orAbsent = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
