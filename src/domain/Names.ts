@@ -24,9 +24,12 @@ const lookAlikes: ReadonlyArray<readonly [string, "<" | ">"]> = [
   ...Array.from("\u226B\u22D9\u2AA2\u2AF8\u27EB\uFE3E", (c) => [c, ">"] as const)
 ]
 
-const [opening, closing] = (["<", ">"] as const).map((bracket) =>
-  lookAlikes.reduce((chars, [c, reads]) => (reads === bracket ? chars + c : chars), bracket)
-) as [string, string]
+/** `<` or `>` and every character that reads as it. */
+const readingAs = (bracket: "<" | ">"): string =>
+  lookAlikes.reduce<string>((chars, [c, reads]) => (reads === bracket ? chars + c : chars), bracket)
+
+const opening = readingAs("<")
+const closing = readingAs(">")
 
 /** An opening bracket, and what follows it up to a closing one, if one closes it. */
 const bracketed = `[${opening}](?:([^${opening}${closing}]*)[${closing}])?`
