@@ -35,9 +35,6 @@ const waitUntil = async <A>(what: string, limitMillis: number, probe: () => A | 
 const summary = (event: SessionEvent): string =>
   event.type === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event.type} ${event.session.pid}`
 
-const recordFor = (world: World, pid: number, options: RecordOptions = {}) =>
-  recordText(pid, { procStart: startTimeOf(pid), pidDomain: world.pidDomain, ...options })
-
 /** The watch on the Node layers, its events collected with the time each arrived. */
 const runWatch = (world: World, intervalMillis: number) => {
   const events: Array<{ readonly at: number; readonly event: SessionEvent }> = []
@@ -59,84 +56,6 @@ const runWatch = (world: World, intervalMillis: number) => {
 const openWatchers = () => process.getActiveResourcesInfo().filter((kind) => kind === "FSEventWrap").length
 
 describe("watch on the real OS", { timeout: 60_000 }, () => {
-  it("a real process registered, changed, killed, and a file removed: each seen, in order", async () => {
-    const world = makeNodeWorld()
-    const interval = 1000
-    const watch = runWatch(world, interval)
-    try {
-      const early = world.spawn()
-      world.write(`${early.pid}.json`, recordFor(world, early.pid, { name: "early" }))
-      // Written before or while the watch starts: seen at its first check or one window later.
-      expect(summary((await watch.next()).event)).toBe(`appeared ${early.pid}`)
-
-      const proc = world.spawn()
-      let written = performance.now()
-      world.write(`${proc.pid}.json`, recordFor(world, proc.pid, { name: "real" }))
-      let seen = await watch.next()
-      expect(seen.event).toMatchObject({ type: "appeared", session: { pid: proc.pid, name: "real", status: "idle" } })
-      const appearedAfter = seen.at - written
-
-      written = performance.now()
-      world.write(`${proc.pid}.json`, recordFor(world, proc.pid, { name: "real", status: "busy" }))
-      seen = await watch.next()
-      expect(seen.event).toMatchObject({ type: "changed", session: { status: "busy" }, previous: { status: "idle" } })
-      const changedAfter = seen.at - written
-
-      const killed = performance.now()
-      await world.kill(proc.pid)
-      seen = await watch.next(interval + fileEventLimit)
-      expect(summary(seen.event)).toBe(`gone ${proc.pid} dead`)
-      const deadAfter = seen.at - killed
-
-      written = performance.now()
-      world.remove(`${early.pid}.json`)
-      seen = await watch.next()
-      expect(summary(seen.event)).toBe(`gone ${early.pid} removed`)
-      const removedAfter = seen.at - written
-
-      await sleep(interval + 200)
-      expect(watch.nothingMore()).toEqual([])
-      console.info(
-        `watch latencies (ms): appeared ${appearedAfter.toFixed(0)}, changed ${changedAfter.toFixed(0)}, ` +
-          `removed ${removedAfter.toFixed(0)}, dead ${deadAfter.toFixed(0)} (interval ${interval})`
-      )
-    } finally {
-      await watch.stop()
-      await world.close()
-    }
-  })
-
-  it("a registry directory created late, removed and re-created is followed by fs.watch", async () => {
-    const world = makeNodeWorld()
-    world.remove("")
-    const interval = 300
-    const watch = runWatch(world, interval)
-    try {
-      await sleep(2 * interval)
-      expect(watch.nothingMore()).toEqual([])
-      const proc = world.spawn()
-      fs.mkdirSync(world.sessions, { mode: 0o700 })
-      world.write(`${proc.pid}.json`, recordFor(world, proc.pid))
-      expect(summary((await watch.next()).event)).toBe(`appeared ${proc.pid}`)
-      // The watch is on: a change arrives without waiting for the next interval.
-      await sleep(interval)
-      world.write(`${proc.pid}.json`, recordFor(world, proc.pid, { status: "busy" }))
-      expect(summary((await watch.next()).event)).toBe(`changed ${proc.pid}`)
-
-      fs.rmSync(world.sessions, { recursive: true })
-      expect(summary((await watch.next()).event)).toBe(`gone ${proc.pid} removed`)
-      fs.mkdirSync(world.sessions, { mode: 0o700 })
-      world.write(`${proc.pid}.json`, recordFor(world, proc.pid))
-      expect(summary((await watch.next()).event)).toBe(`appeared ${proc.pid}`)
-      await sleep(interval)
-      world.write(`${proc.pid}.json`, recordFor(world, proc.pid, { status: "waiting" }))
-      expect(summary((await watch.next()).event)).toBe(`changed ${proc.pid}`)
-    } finally {
-      await watch.stop()
-      await world.close()
-    }
-  })
-
   // The timers are shown released by the command's tests below: after SIGINT the process can only
   // exit once nothing is left on its event loop.
   it("the directory watcher is released when the stream ends", async () => {
