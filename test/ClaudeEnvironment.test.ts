@@ -12,7 +12,8 @@ import {
   killSwitchInSettings,
   killSwitchOf,
   killSwitchValueOf,
-  parseEnviron
+  parseEnviron,
+  userSettingsFileName
 } from "../src/domain/ClaudeEnvironment.js"
 
 describe("parseEnviron", () => {
@@ -129,5 +130,13 @@ describe("enabledFolderSources", () => {
 
   it("is unknown for a source list Claude Code would have refused", () => {
     expect(enabledFolderSources(args("--setting-sources", "user,flag"), env())).toBeNull()
+  })
+})
+
+describe("userSettingsFileName", () => {
+  it("is cowork_settings.json for a session that uses Cowork plugins, settings.json otherwise", () => {
+    expect(userSettingsFileName(new Map([["CLAUDE_CODE_USE_COWORK_PLUGINS", "1"]]))).toBe("cowork_settings.json")
+    expect(userSettingsFileName(new Map([["CLAUDE_CODE_USE_COWORK_PLUGINS", "0"]]))).toBe("settings.json")
+    expect(userSettingsFileName(new Map())).toBe("settings.json")
   })
 })

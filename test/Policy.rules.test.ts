@@ -48,6 +48,17 @@ describe("precedence: managed, then --settings, then the user's settings decide 
     })).toMatchObject({ effective: "refuse", decidedBy: "flagSettings" })
   })
 
+  it("--settings JSON text Claude Code could not parse means this process read something else", () => {
+    const text = '{"crossSessionInbound":"refuse",}'
+    const policy = sessionPolicyOf(session({
+      cmdline: ["claude", "--settings", text],
+      flag: { path: null, read: { _tag: "Bytes", bytes: bytes(text) } },
+      user: settingsFile(userFile, "accept")
+    }))
+    expect(policy).toMatchObject({ effective: "accept", certainty: "partial" })
+    expect(policy.sources.find((s) => s.source === "flagSettings")?.state).toBe("unreadable")
+  })
+
   it("user settings decide when nothing above holds a value", () => {
     expect(answer({ user: settingsFile(userFile, "accept") })).toEqual({
       effective: "accept",
@@ -166,6 +177,12 @@ describe("managed drop-ins", () => {
   it("a drop-in folder that could not be listed leaves the answer partial", () => {
     expect(answer({ managed: [settingsFile(managedFile, "accept"), failed("/etc/claude-code/managed-settings.d")] }))
       .toMatchObject({ effective: "accept", certainty: "partial" })
+  })
+
+  it("a managed file that is not a JSON object leaves the answer partial: Claude Code does not start on one", () => {
+    const policy = sessionPolicyOf(session({ managed: [textFile(managedFile, "{oops")], user: settingsFile(userFile, "accept") }))
+    expect(policy).toMatchObject({ effective: "accept", certainty: "partial" })
+    expect(policy.sources[0]).toMatchObject({ source: "policySettings", state: "invalid", problem: "invalid_json" })
   })
 
   it("a parent's --managed-settings leaves the answer partial", () => {

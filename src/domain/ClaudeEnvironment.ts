@@ -130,3 +130,11 @@ const isRemoteReviewSession = (environ: ReadonlyMap<string, string>): boolean =>
   environ.get("CLAUDE_CODE_ENVIRONMENT_KIND")?.trim() === "byoc" &&
   environ.get("CLAUDE_CODE_REMOTE_ENVIRONMENT_TYPE")?.trim() === "self_hosted" &&
   environ.get("CLAUDE_CODE_REMOTE_SESSION_ORIGIN")?.trim() === "review"
+
+/**
+ * The name of the user settings file in the session's Claude home: a session that uses Cowork
+ * plugins (a truthy `CLAUDE_CODE_USE_COWORK_PLUGINS`) reads `cowork_settings.json` instead of
+ * `settings.json`, so the user file this project edits is not the one such a session obeys.
+ */
+export const userSettingsFileName = (environ: ReadonlyMap<string, string>): "settings.json" | "cowork_settings.json" =>
+  isEnvTruthy(environ.get("CLAUDE_CODE_USE_COWORK_PLUGINS")) ? "cowork_settings.json" : "settings.json"

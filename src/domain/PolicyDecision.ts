@@ -96,6 +96,13 @@ const folderOrUser: ReadonlySet<SettingsSource> = new Set(["userSettings", "proj
 const nothing: Contribution = { value: null, invalid: false }
 const values: ReadonlyArray<InboundPolicy> = ["accept", "hold", "refuse"]
 
+/** Every contribution a file could make; in a managed file an unrecognized value is `refuse`, already listed. */
+const anyValue = (reading: SourceReading): ReadonlyArray<Contribution> => [
+  nothing,
+  ...values.map((value) => ({ value, invalid: false })),
+  ...(reading.source === "policySettings" ? [] : [{ value: null, invalid: true }])
+]
+
 /** Everything one file may give: one thing when it was read, any value when it was not. */
 const fileContributions = (reading: SourceReading): ReadonlyArray<Contribution> => {
   const managed = reading.source === "policySettings"
@@ -113,13 +120,6 @@ const fileContributions = (reading: SourceReading): ReadonlyArray<Contribution> 
       return [nothing]
   }
 }
-
-/** Every contribution a file could make; in a managed file an unrecognized value is `refuse`, already listed. */
-const anyValue = (reading: SourceReading): ReadonlyArray<Contribution> => [
-  nothing,
-  ...values.map((value) => ({ value, invalid: false })),
-  ...(reading.source === "policySettings" ? [] : [{ value: null, invalid: true }])
-]
 
 const merge = (earlier: Contribution, later: Contribution): Contribution => ({
   value: later.value ?? earlier.value,
