@@ -4,7 +4,14 @@
  * local file beneath it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { type GitEntry, nearestGitRoot, type ProjectFacts, projectSettingsFiles } from "../src/domain/ProjectSettings.js"
+import {
+  canonicalGitRoot,
+  type GitEntry,
+  linkedGitDir,
+  nearestGitRoot,
+  type ProjectFacts,
+  projectSettingsFiles
+} from "../src/domain/ProjectSettings.js"
 
 const entries = (map: Record<string, GitEntry>) => (folder: string): GitEntry => map[folder] ?? "none"
 
@@ -18,6 +25,38 @@ describe("nearestGitRoot", () => {
   it("finds none outside a repository, and stops at a .git that is a link", () => {
     expect(nearestGitRoot("/r/a", entries({}))).toBeNull()
     expect(nearestGitRoot("/r/a", entries({ "/r/a": "link", "/r": "directory" }))).toBeNull()
+  })
+})
+
+describe("a linked worktree", () => {
+  const link = {
+    gitDir: "/work/main/.git/worktrees/wt",
+    commondir: "../..\n",
+    backLink: "/work/wt/.git\n",
+    commonDirHasGitEntry: false
+  }
+
+  it("follows its .git file to its git directory", () => {
+    expect(linkedGitDir("/work/wt", "gitdir: /work/main/.git/worktrees/wt\n")).toBe("/work/main/.git/worktrees/wt")
+    expect(linkedGitDir("/work/sub", "gitdir: ../.git/modules/sub")).toBe("/work/.git/modules/sub")
+    expect(linkedGitDir("/work/wt", "not a link")).toBeNull()
+  })
+
+  it("has the main worktree as its canonical root", () => {
+    expect(canonicalGitRoot("/work/wt", link)).toBe("/work/main")
+  })
+
+  it("keeps its own root when the link does not hold together", () => {
+    expect(canonicalGitRoot("/work/wt", { ...link, commondir: null })).toBe("/work/wt")
+    expect(canonicalGitRoot("/work/wt", { ...link, backLink: "/elsewhere/.git" })).toBe("/work/wt")
+    // A submodule's git directory is not under <common>/worktrees.
+    expect(canonicalGitRoot("/work/sub", { ...link, gitDir: "/work/.git/modules/sub" })).toBe("/work/sub")
+  })
+
+  it("belongs to a bare repository's folder when the common directory is not .git", () => {
+    const bare = { gitDir: "/srv/repo.git/worktrees/wt", commondir: "../..", backLink: "/work/wt/.git", commonDirHasGitEntry: false }
+    expect(canonicalGitRoot("/work/wt", bare)).toBe("/srv/repo.git")
+    expect(canonicalGitRoot("/work/wt", { ...bare, commonDirHasGitEntry: true })).toBe("/work/wt")
   })
 })
 

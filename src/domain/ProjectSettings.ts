@@ -12,7 +12,7 @@
  *
  * A host can name the project folder with `--project-config-root`; both files are then read there.
  */
-import { dirname, join } from "node:path"
+import { basename, dirname, join, resolve } from "node:path"
 
 /** What a `.git` entry is, looked at without following links. */
 export type GitEntry = "directory" | "file" | "link" | "none"
@@ -28,6 +28,44 @@ export const nearestGitRoot = (folder: string, gitEntryAt: (folder: string) => G
     if (entry === "directory" || entry === "file") return current
     if (entry === "link" || dirname(current) === current) return null
   }
+}
+
+/**
+ * The git directory a `.git` file points to (`gitdir: <path>`, relative to the folder holding it),
+ * or null when the file says nothing Claude Code follows.
+ */
+export const linkedGitDir = (root: string, gitFileText: string): string | null => {
+  const text = gitFileText.trim()
+  if (!text.startsWith("gitdir:")) return null
+  const target = text.slice("gitdir:".length).trim()
+  return target === "" ? null : resolve(root, target)
+}
+
+/** What a linked worktree's git directory says about the repository it belongs to. */
+export interface WorktreeLink {
+  /** Where the root's `.git` file points (`linkedGitDir`). */
+  readonly gitDir: string
+  /** The text of `<gitDir>/commondir`, or null when it is missing. */
+  readonly commondir: string | null
+  /** The text of `<gitDir>/gitdir`, which points back at the worktree's `.git`, or null when missing. */
+  readonly backLink: string | null
+  /** Whether the common directory, when not named `.git`, holds a `.git` entry of its own. */
+  readonly commonDirHasGitEntry: boolean
+}
+
+/**
+ * The canonical root of a repository whose root holds a `.git` file: for a linked worktree that
+ * really belongs to its repository (its git directory sits in `<common>/worktrees/` and points back
+ * at this worktree), the main worktree's folder; otherwise the root itself. Claude Code keeps one
+ * local settings file per repository, not per worktree.
+ */
+export const canonicalGitRoot = (root: string, link: WorktreeLink): string => {
+  if (link.commondir === null || link.backLink === null) return root
+  const common = resolve(link.gitDir, link.commondir.trim())
+  if (dirname(link.gitDir) !== join(common, "worktrees")) return root
+  if (resolve(link.gitDir, link.backLink.trim()) !== join(root, ".git")) return root
+  if (basename(common) === ".git") return dirname(common)
+  return link.commonDirHasGitEntry ? root : common
 }
 
 export interface ProjectFacts {
