@@ -39,11 +39,20 @@ export interface SessionFacts {
   readonly pid: number
   readonly sessionId: string
   readonly name: string
-  /** Whether the registry record names a messaging socket: the session started its inbox. */
+  /**
+   * Whether the registry record names a messaging socket: the session started its inbox, which
+   * Claude Code does only with messaging on. False for a claimed spare (below), whose environment
+   * changed after its inbox started.
+   */
   readonly hasSocket: boolean
-  /** The argument vector (`/proc/P/cmdline` split on NUL), or null when it could not be read. */
+  /**
+   * The argument vector (`/proc/P/cmdline` split on NUL), or null when it could not be read. Also
+   * null when it may not be what the process runs with: a background worker taken from Claude
+   * Code's pool of spares receives its real arguments and environment from the daemon after it
+   * started, and `/proc` still shows the spare's.
+   */
   readonly cmdline: ReadonlyArray<string> | null
-  /** The launch environment, or null when it could not be read (another user's process). */
+  /** The launch environment, or null when it could not be read (another user's process, or a claimed spare as above). */
   readonly environ: ReadonlyMap<string, string> | null
   /** The managed files in merge order; a drop-in folder that could not be listed is a `Failed` entry after the base file. */
   readonly managed: ReadonlyArray<FileFact>
@@ -53,7 +62,10 @@ export interface SessionFacts {
   readonly project: FileFact
   /** In merge order, as `projectSettingsFiles` lists them. */
   readonly local: ReadonlyArray<FileFact>
-  /** `<claude home>/.claude.json`, whose `env` Claude Code applies before any settings file's. */
+  /**
+   * Claude Code's global config, `.claude.json` in the session's `CLAUDE_CONFIG_DIR`, or in the
+   * user's home folder (not `~/.claude/`) without it. Its `env` is applied before any settings file's.
+   */
   readonly globalConfig: FileFact
   readonly platform: string
   readonly wsl: boolean

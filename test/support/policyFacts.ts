@@ -32,7 +32,7 @@ export const session = (overrides: Partial<SessionFacts> = {}): SessionFacts => 
   user: missing("/home/u/.claude/settings.json"),
   project: missing("/home/u/app/.claude/settings.json"),
   local: [missing("/home/u/app/.claude/settings.local.json")],
-  globalConfig: missing("/home/u/.claude/.claude.json"),
+  globalConfig: missing("/home/u/.claude.json"),
   platform: "linux",
   wsl: false,
   sdkHosted: false,
