@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { describePolicy, SessionPolicy } from "../src/domain/Policy.js"
 import { sessionPolicyOf } from "../src/domain/PolicyEvidence.js"
-import { bytes, failed, missing, session, settingsFile, textFile } from "./support/policyFacts.js"
+import { bytes, failed, missing, session, type SessionOverrides, settingsFile, textFile } from "./support/policyFacts.js"
 
 const managedFile = "/etc/claude-code/managed-settings.json"
 const dropIn = (name: string) => `/etc/claude-code/managed-settings.d/${name}`
@@ -16,7 +16,7 @@ const projectFile = "/home/u/app/.claude/settings.json"
 const localFile = "/home/u/app/.claude/settings.local.json"
 const flagFile = "/home/u/flag.json"
 
-const answer = (overrides: Parameters<typeof session>[0]) => {
+const answer = (overrides: SessionOverrides) => {
   const policy = sessionPolicyOf(session(overrides))
   return { effective: policy.effective, decidedBy: policy.decidedBy, certainty: policy.certainty }
 }
@@ -73,7 +73,7 @@ describe("precedence: managed, then --settings, then the user's settings decide 
     expect(describePolicy(policy.effective, policy.decidedBy)).toContain(
       "delivers automatically only when the sender's permission-mode class matches the receiver's, and holds otherwise"
     )
-    expect(policy.unseen).toEqual(["serverManagedSettings", "policyHelper", "remoteKillSwitch", "permissionModes", "alwaysDeliverChoice"])
+    expect(policy.unseen).toEqual(["serverManagedSettings", "mdmSettings", "policyHelper", "remoteKillSwitch", "permissionModes", "alwaysDeliverChoice"])
   })
 })
 

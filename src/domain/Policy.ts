@@ -7,7 +7,7 @@
  * something this machine could not read says so (`certainty: "partial"`): a sender that acts on a
  * guessed `accept` delivers into a session that never agreed to it.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { type KillSwitch, KillSwitchOrigins } from "./ClaudeEnvironment.js"
 import { InboundPolicy } from "./Settings.js"
 
@@ -108,23 +108,24 @@ export const unseenWords: Record<Unseen, string> = {
 }
 
 export interface UnseenContext {
-  readonly platform: string
-  /** Windows Subsystem for Linux, where Claude Code also reads the Windows policy. */
-  readonly wsl: boolean
   /** Whether an SDK host started the session (its record's `entrypoint` is not the plain CLI). */
   readonly sdkHosted: boolean
   readonly killSwitch: KillSwitch["state"]
   readonly effective: InboundPolicy | null
 }
 
-/** The inputs no outside reader can see that could matter for this answer, in the order Claude Code consults them. */
+/**
+ * The inputs no outside reader can see that could matter for this answer, in the order Claude Code
+ * consults them. Server-managed and operating-system managed settings are always named: they can
+ * replace the managed files on any machine (on Linux the OS store is empty, except under WSL where
+ * Claude Code reads the Windows one), and nothing here could tell that they are absent.
+ */
 export const unseenFor = (context: UnseenContext): ReadonlyArray<Unseen> => {
-  const mdm = context.platform === "darwin" || context.platform === "win32" || context.wsl
   const remoteSwitch = context.killSwitch !== "on" && context.killSwitch !== "off"
   const byModes = context.effective === null
   return [
     "serverManagedSettings",
-    ...(mdm ? ["mdmSettings" as const] : []),
+    "mdmSettings",
     "policyHelper",
     ...(context.sdkHosted ? ["hostSettings" as const] : []),
     ...(remoteSwitch ? ["remoteKillSwitch" as const] : []),

@@ -83,6 +83,8 @@ export interface PolicyEvidence {
    * not count at all.
    */
   readonly settingSourcesKnown: boolean
+  /** Why they are not known, for the answer's `partialBecause`. */
+  readonly settingSourcesUnknownBecause?: string | undefined
   readonly killSwitch: KillSwitch
 }
 
@@ -213,7 +215,9 @@ const unreadInputs = (evidence: PolicyEvidence, decisive: ReadonlySet<number>): 
     inputs.push({
       input: "arguments",
       path: null,
-      detail: "the process's arguments or environment could not be read, so --setting-sources and --restricted are unknown"
+      detail: `${
+        evidence.settingSourcesUnknownBecause ?? "the process's arguments or environment could not be read"
+      }, so whether it reads user, project and local settings (--setting-sources, --restricted) is unknown`
     })
   }
   if (decisive.has(sources.length)) {

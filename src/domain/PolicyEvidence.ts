@@ -25,35 +25,47 @@ import {
   parseSettingsText,
   unreadableReading
 } from "./ClaudeSettingsFile.js"
+import { type Observed, unreadable, valueOf } from "./Observed.js"
 import type { SessionPolicy, SettingsSource, SourceReading } from "./Policy.js"
 import { unseenFor } from "./Policy.js"
 import { decidePolicy, type PolicyEvidence } from "./PolicyDecision.js"
 
-/** One file and what reading it gave. `path` is null for JSON text given with `--settings`. */
+/** One file and what reading it gave. `path` is null for JSON text given with `--settings`, and where the file is unknown. */
 export interface FileFact {
   readonly path: string | null
   readonly read: FileRead
 }
 
-export interface SessionFacts {
+/** What `/proc` shows of how the process was started. */
+export interface Launch {
+  /** The argument vector (`/proc/P/cmdline` split on NUL), program first. */
+  readonly cmdline: Observed<ReadonlyArray<string>>
+  /** The environment it was started with (`/proc/P/environ`); another user's process is not readable. */
+  readonly environ: Observed<ReadonlyMap<string, string>>
+}
+
+/**
+ * A background worker started as a spare (`CLAUDE_BG_SOURCE=spare` in its launch environment) is
+ * handed its real arguments and environment by Claude Code's daemon when a task claims it, after
+ * it started: `/proc` still shows the spare's, which say nothing about the settings it now runs
+ * with. Only claimed spares are live sessions (an unclaimed one has the verdict `spare`).
+ */
+export const trustedLaunch = (launch: Launch): Launch & { readonly claimedSpare: boolean } => {
+  const environ = valueOf(launch.environ)
+  if (environ?.get("CLAUDE_BG_SOURCE")?.trim() !== "spare") return { ...launch, claimedSpare: false }
+  const stale = "this background worker started as a spare and received its real arguments and environment later: /proc still shows the spare's"
+  return { cmdline: unreadable(stale), environ: unreadable(stale), claimedSpare: true }
+}
+
+export interface SessionFacts extends Launch {
   readonly pid: number
   readonly sessionId: string
   readonly name: string
   /**
    * Whether the registry record names a messaging socket: the session started its inbox, which
-   * Claude Code does only with messaging on. False for a claimed spare (below), whose environment
-   * changed after its inbox started.
+   * Claude Code does only with messaging on and outside `--restricted`.
    */
   readonly hasSocket: boolean
-  /**
-   * The argument vector (`/proc/P/cmdline` split on NUL), or null when it could not be read. Also
-   * null when it may not be what the process runs with: a background worker taken from Claude
-   * Code's pool of spares receives its real arguments and environment from the daemon after it
-   * started, and `/proc` still shows the spare's.
-   */
-  readonly cmdline: ReadonlyArray<string> | null
-  /** The launch environment, or null when it could not be read (another user's process, or a claimed spare as above). */
-  readonly environ: ReadonlyMap<string, string> | null
   /** The managed files in merge order; a drop-in folder that could not be listed is a `Failed` entry after the base file. */
   readonly managed: ReadonlyArray<FileFact>
   /** What `--settings` names, read; null when the command line names none or could not be read. */
@@ -64,11 +76,10 @@ export interface SessionFacts {
   readonly local: ReadonlyArray<FileFact>
   /**
    * Claude Code's global config, `.claude.json` in the session's `CLAUDE_CONFIG_DIR`, or in the
-   * user's home folder (not `~/.claude/`) without it. Its `env` is applied before any settings file's.
+   * user's home folder (not `~/.claude/`) without it. Its `env` is applied before any settings
+   * file's. Null when which file it is cannot be told (the environment could not be read).
    */
-  readonly globalConfig: FileFact
-  readonly platform: string
-  readonly wsl: boolean
+  readonly globalConfig: FileFact | null
   readonly sdkHosted: boolean
 }
 
@@ -93,9 +104,10 @@ const flagOutcome = (fact: FileFact): FileOutcome => {
     : outcome
 }
 
-const flagOutcomes = (args: ClaudeArguments | null, fact: FileFact | null): ReadonlyArray<FileOutcome> => {
-  if (args === null) {
-    return [{ reading: unreadableReading("flagSettings", null, "the process's arguments could not be read"), killSwitch: null }]
+const flagOutcomes = (cmdline: Observed<ReadonlyArray<string>>, args: ClaudeArguments | null, fact: FileFact | null): ReadonlyArray<FileOutcome> => {
+  if (cmdline._tag === "Unreadable" || args === null) {
+    const reason = cmdline._tag === "Unreadable" ? cmdline.reason : "unknown"
+    return [{ reading: unreadableReading("flagSettings", null, `the process's arguments could not be read: ${reason}`), killSwitch: null }]
   }
   if (args.settings === null) {
     return [{ reading: notApplicableReading("flagSettings", null, "no --settings argument"), killSwitch: undefined }]
@@ -138,16 +150,23 @@ const layerOf = (origin: KillSwitchOrigin, outcomes: ReadonlyArray<FileOutcome>)
 }
 
 /** `.claude.json` is not a settings file, but its `env` reaches the environment all the same. */
-const globalConfigLayer = (read: FileRead): KillSwitchLayer => {
+const globalConfigLayer = (fact: FileFact | null, hasSocket: boolean): KillSwitchLayer => {
+  if (fact === null) return { origin: "globalConfig", _tag: hasSocket ? "NotOff" : "Unreadable" }
+  const read = fact.read
   if (read._tag === "Failed") return { origin: "globalConfig", _tag: "Unreadable" }
   const parsed = read._tag === "Bytes" ? parseSettingsText(decodeSettingsText(read.bytes)) : null
   const value = parsed?._tag === "Document" ? killSwitchInSettings(parsed.document) : undefined
   return value === undefined ? { origin: "globalConfig", _tag: "NotSet" } : { origin: "globalConfig", _tag: "Set", value }
 }
 
-const environmentLayer = (facts: SessionFacts): KillSwitchLayer => {
-  if (facts.environ === null) return { origin: "environment", _tag: facts.hasSocket ? "NotOff" : "Unreadable" }
-  const value = facts.environ.get(killSwitchVariable)
+/**
+ * A session that started its inbox had messaging on (or left to Anthropic's switch) when it
+ * started: whatever its unreadable launch environment and `.claude.json` hold, together they do not
+ * turn messaging off, unless a settings file read later overrides them, which is read here.
+ */
+const environmentLayer = (environ: Observed<ReadonlyMap<string, string>>, hasSocket: boolean): KillSwitchLayer => {
+  if (environ._tag === "Unreadable") return { origin: "environment", _tag: hasSocket ? "NotOff" : "Unreadable" }
+  const value = environ.value.get(killSwitchVariable)
   return value === undefined ? { origin: "environment", _tag: "NotSet" } : { origin: "environment", _tag: "Set", value }
 }
 
@@ -162,25 +181,29 @@ const userLayer = (outcomes: ReadonlyArray<FileOutcome>, enabled: ReadonlyArray<
 
 const killSwitchFrom = (
   facts: SessionFacts,
+  hasSocket: boolean,
   outcomes: Outcomes,
   enabled: ReadonlyArray<SettingsSource> | null
 ): KillSwitch =>
   killSwitchOf([
-    environmentLayer(facts),
-    globalConfigLayer(facts.globalConfig.read),
+    environmentLayer(facts.environ, hasSocket),
+    globalConfigLayer(facts.globalConfig, hasSocket),
     userLayer(outcomes.user, enabled),
     layerOf("flagSettings", outcomes.flag),
     layerOf("policySettings", outcomes.managed)
   ])
 
 /** The readings, the kill switch and what is known of the setting sources, for `decidePolicy`. */
-export const policyEvidenceOf = (facts: SessionFacts): PolicyEvidence => {
-  const args = facts.cmdline === null ? null : claudeArgumentsOf(facts.cmdline)
-  const enabled = args === null ? null : enabledFolderSources(args, facts.environ)
+export const policyEvidenceOf = (untrusted: SessionFacts): PolicyEvidence => {
+  const { claimedSpare, ...launch } = trustedLaunch(untrusted)
+  const facts = { ...untrusted, ...launch }
+  const cmdline = valueOf(facts.cmdline)
+  const args = cmdline === null ? null : claudeArgumentsOf(cmdline)
+  const enabled = args === null ? null : enabledFolderSources(args, valueOf(facts.environ))
   const managedFiles = facts.managed.map((fact) => fileOutcome("policySettings", fact.path, fact.read))
   const outcomes: Outcomes = {
     managed: args?.parentManagedSettings === true ? [...managedFiles, parentManaged] : managedFiles,
-    flag: flagOutcomes(args, facts.flag),
+    flag: flagOutcomes(facts.cmdline, args, facts.flag),
     user: folderOutcomes("userSettings", [facts.user], enabled),
     local: folderOutcomes("localSettings", facts.local, enabled),
     project: folderOutcomes("projectSettings", [facts.project], enabled)
@@ -192,7 +215,19 @@ export const policyEvidenceOf = (facts: SessionFacts): PolicyEvidence => {
     ...outcomes.local,
     ...outcomes.project
   ].map((outcome) => outcome.reading)
-  return { readings, settingSourcesKnown: enabled !== null, killSwitch: killSwitchFrom(facts, outcomes, enabled) }
+  return {
+    readings,
+    settingSourcesKnown: enabled !== null,
+    settingSourcesUnknownBecause: unknownSourcesBecause(facts),
+    // A claimed spare bound its socket as a spare, before it received its environment.
+    killSwitch: killSwitchFrom(facts, facts.hasSocket && !claimedSpare, outcomes, enabled)
+  }
+}
+
+const unknownSourcesBecause = (facts: Launch): string | undefined => {
+  if (facts.cmdline._tag === "Unreadable") return `the process's arguments could not be read (${facts.cmdline.reason})`
+  if (facts.environ._tag === "Unreadable") return `the process's environment could not be read (${facts.environ.reason})`
+  return undefined
 }
 
 /** `policy --json`'s object for one session. */
@@ -208,8 +243,6 @@ export const sessionPolicyOf = (facts: SessionFacts): SessionPolicy => {
     certainty: answer.certainty,
     sources: evidence.readings,
     unseen: unseenFor({
-      platform: facts.platform,
-      wsl: facts.wsl,
       sdkHosted: facts.sdkHosted,
       killSwitch: evidence.killSwitch.state,
       effective: answer.effective
