@@ -221,7 +221,7 @@ describe("the kill switch CLAUDE_CODE_HARBOR_KITE", () => {
 
   it("is turned off by .claude.json's env", () => {
     const globalConfig = textFile("/home/u/.claude.json", '{"env":{"CLAUDE_CODE_HARBOR_KITE":"false"}}')
-    expect(answer({ globalConfig, user: settingsFile(userFile, "accept") }).decidedBy).toBe("disabled")
+    expect(answer({ globalConfig: [globalConfig], user: settingsFile(userFile, "accept") }).decidedBy).toBe("disabled")
   })
 })
 

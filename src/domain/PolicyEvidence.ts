@@ -75,11 +75,13 @@ export interface SessionFacts extends Launch {
   /** In merge order, as `projectSettingsFiles` lists them. */
   readonly local: ReadonlyArray<FileFact>
   /**
-   * Claude Code's global config, `.claude.json` in the session's `CLAUDE_CONFIG_DIR`, or in the
-   * user's home folder (not `~/.claude/`) without it. Its `env` is applied before any settings
-   * file's. Null when which file it is cannot be told (the environment could not be read).
+   * The files that may be Claude Code's global config, whose `env` is applied before any settings
+   * file's: `.claude.json` in the session's `CLAUDE_CONFIG_DIR`, or in its home folder (not
+   * `~/.claude/`), or a legacy `.config.json` in the Claude home. When more than one may be it (the
+   * environment could not be read, or a legacy file exists), the kill switch is known from them
+   * only when they agree.
    */
-  readonly globalConfig: FileFact | null
+  readonly globalConfig: ReadonlyArray<FileFact>
   readonly sdkHosted: boolean
 }
 
@@ -150,13 +152,23 @@ const layerOf = (origin: KillSwitchOrigin, outcomes: ReadonlyArray<FileOutcome>)
 }
 
 /** `.claude.json` is not a settings file, but its `env` reaches the environment all the same. */
-const globalConfigLayer = (fact: FileFact | null, hasSocket: boolean): KillSwitchLayer => {
-  if (fact === null) return { origin: "globalConfig", _tag: hasSocket ? "NotOff" : "Unreadable" }
-  const read = fact.read
+const globalConfigFileLayer = (read: FileRead): KillSwitchLayer => {
   if (read._tag === "Failed") return { origin: "globalConfig", _tag: "Unreadable" }
   const parsed = read._tag === "Bytes" ? parseSettingsText(decodeSettingsText(read.bytes)) : null
   const value = parsed?._tag === "Document" ? killSwitchInSettings(parsed.document) : undefined
   return value === undefined ? { origin: "globalConfig", _tag: "NotSet" } : { origin: "globalConfig", _tag: "Set", value }
+}
+
+const sameLayer = (a: KillSwitchLayer, b: KillSwitchLayer): boolean =>
+  a._tag === b._tag && (a._tag !== "Set" || (b._tag === "Set" && a.value === b.value))
+
+/** The global config's say: the one its candidate files agree on, or unknown. */
+const globalConfigLayer = (candidates: ReadonlyArray<FileFact>, hasSocket: boolean): KillSwitchLayer => {
+  const layers = candidates.map((fact) => globalConfigFileLayer(fact.read))
+  const first = layers[0]
+  if (first === undefined) return { origin: "globalConfig", _tag: "NotSet" }
+  if (layers.every((layer) => sameLayer(layer, first)) && first._tag !== "Unreadable") return first
+  return { origin: "globalConfig", _tag: hasSocket ? "NotOff" : "Unreadable" }
 }
 
 /**

@@ -46,6 +46,12 @@ export interface MemoryProcesses {
    * arguments `sleep 3600`, an empty environment and the working directory `/`.
    */
   stage(pid: number, evidence: StagedEvidence): void
+  /**
+   * Runs `hook` once, just before the next read of this pid's evidence: the pid dies or is reused
+   * between a registry scan and the read, and the caller must not take the new process's evidence
+   * for the session's.
+   */
+  onNextEvidence(pid: number, hook: () => void): void
   /** The process exits and is reaped: no process has the pid any more. */
   kill(pid: number): void
   /**
@@ -127,6 +133,7 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
   let pidDomain: Option.Option<string> = Option.some("linux:memory:pid:[1]")
   let kills = 0
   let startTimeReads = 0
+  const evidenceHooks = new Map<number, () => void>()
 
   const freshStartTime = (): string => String(nextStartTime++)
 
@@ -220,6 +227,9 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
     checkLiveness: (pids) => Effect.sync(() => checkLiveness(pids)),
     evidence: (pid) =>
       Effect.sync(() => {
+        const hook = evidenceHooks.get(pid)
+        evidenceHooks.delete(pid)
+        hook?.()
         const entry = table.get(pid)
         return entry === undefined || entry.zombie ? exited : entry.evidence
       })
@@ -241,6 +251,9 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
       const evidence = withStaged(defaultEvidence, options ?? {})
       table.set(pid, { startTime, evidence, unreadable: false, dieDuringCheck: false, zombie: false })
       return { pid, startTime }
+    },
+    onNextEvidence(pid, hook) {
+      evidenceHooks.set(pid, hook)
     },
     stage(pid, evidence) {
       const entry = table.get(pid)

@@ -66,14 +66,28 @@ const flagFact = (
     : reader.fact(path.resolve(base, flag.path))
 }
 
-/** `.claude.json` in `CLAUDE_CONFIG_DIR`, or in the user's home folder; null when the environment does not say. */
-const globalConfigPath = (environ: ReadonlyMap<string, string> | null): string | null => {
-  if (environ === null) return null
-  const configDir = environ.get("CLAUDE_CONFIG_DIR")?.trim()
-  if (configDir !== undefined && configDir !== "") return path.join(configDir, ".claude.json")
-  const home = environ.get("HOME")
-  return home === undefined || home === "" ? null : path.join(home, ".claude.json")
-}
+/**
+ * The files that may be the session's global config. Claude Code's is `.claude.json` in
+ * `CLAUDE_CONFIG_DIR`, else in the home folder (`.claude-custom-oauth.json` under a custom OAuth
+ * URL). The session registered in this Claude home, so without `CLAUDE_CONFIG_DIR` the home folder
+ * is the one holding it (`~/.claude`'s parent); when the environment cannot be read, either may be
+ * it. A legacy `.config.json` in the Claude home, when there is one, may be read instead.
+ */
+const globalConfigCandidates = (
+  reader: FileReader,
+  home: ClaudeHome,
+  environ: ReadonlyMap<string, string> | null
+): Effect.Effect<ReadonlyArray<FileFact>> =>
+  Effect.gen(function*() {
+    const name = (environ?.get("CLAUDE_CODE_CUSTOM_OAUTH_URL") ?? "") !== "" ? ".claude-custom-oauth.json" : ".claude.json"
+    const configDir = environ?.get("CLAUDE_CONFIG_DIR")
+    const folders = environ === null
+      ? [home.root, path.dirname(home.root)]
+      : [configDir !== undefined && configDir !== "" ? configDir : environ.get("HOME") || path.dirname(home.root)]
+    const candidates = yield* Effect.forEach(folders, (folder) => reader.fact(path.join(folder, name)))
+    const legacy = yield* reader.fact(path.join(home.root, ".config.json"))
+    return legacy.read._tag === "Missing" ? candidates : [...candidates, legacy]
+  })
 
 const projectFacts = (
   reader: FileReader,
@@ -117,7 +131,6 @@ export const make = Effect.gen(function*() {
       const args = cmdline === null ? null : claudeArgumentsOf(cmdline)
       const workingDirectory = trusted.claimedSpare ? null : valueOf(evidence.workingDirectory)
       const { local, project } = yield* projectFacts(reader, args, session.cwd ?? workingDirectory, environ)
-      const globalConfig = globalConfigPath(environ)
       return sessionPolicyOf({
         pid: session.pid,
         sessionId: session.sessionId,
@@ -129,7 +142,7 @@ export const make = Effect.gen(function*() {
         user: yield* reader.fact(path.join(home.root, environ === null ? "settings.json" : userSettingsFileName(environ))),
         project,
         local,
-        globalConfig: globalConfig === null ? null : yield* reader.fact(globalConfig),
+        globalConfig: yield* globalConfigCandidates(reader, home, environ),
         sdkHosted: session.entrypoint !== null && session.entrypoint !== "cli"
       })
     })

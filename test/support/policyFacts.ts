@@ -47,7 +47,7 @@ export const session = ({ cmdline, environ, ...overrides }: SessionOverrides = {
   user: missing("/home/u/.claude/settings.json"),
   project: missing("/home/u/app/.claude/settings.json"),
   local: [missing("/home/u/app/.claude/settings.local.json")],
-  globalConfig: missing("/home/u/.claude.json"),
+  globalConfig: [missing("/home/u/.claude.json")],
   sdkHosted: false,
   ...overrides
 })
