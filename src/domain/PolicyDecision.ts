@@ -216,8 +216,8 @@ const unreadInputs = (evidence: PolicyEvidence, decisive: ReadonlySet<number>): 
       input: "arguments",
       path: null,
       detail: `${
-        evidence.settingSourcesUnknownBecause ?? "the process's arguments or environment could not be read"
-      }, so whether it reads user, project and local settings (--setting-sources, --restricted) is unknown`
+        evidence.settingSourcesUnknownBecause ?? "the process's arguments or environment could not be read;"
+      } so whether it reads user, project and local settings (--setting-sources, --restricted) is unknown`
     })
   }
   if (decisive.has(sources.length)) {

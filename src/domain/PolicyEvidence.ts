@@ -237,8 +237,8 @@ export const policyEvidenceOf = (untrusted: SessionFacts): PolicyEvidence => {
 }
 
 const unknownSourcesBecause = (facts: Launch): string | undefined => {
-  if (facts.cmdline._tag === "Unreadable") return `the process's arguments could not be read (${facts.cmdline.reason})`
-  if (facts.environ._tag === "Unreadable") return `the process's environment could not be read (${facts.environ.reason})`
+  if (facts.cmdline._tag === "Unreadable") return `the process's arguments could not be read: ${facts.cmdline.reason};`
+  if (facts.environ._tag === "Unreadable") return `the process's environment could not be read: ${facts.environ.reason};`
   return undefined
 }
 

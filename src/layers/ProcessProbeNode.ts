@@ -313,7 +313,7 @@ const procFailure = (what: string, error: unknown): string => {
       return "the process has exited"
     case "EACCES":
     case "EPERM":
-      return `permission denied: ${what} of another user's process (or of one that forbids it) cannot be read`
+      return `permission denied: ${what} of another user's process, or of one that forbids it, cannot be read`
     default:
       return error instanceof Error ? error.message : String(error)
   }
