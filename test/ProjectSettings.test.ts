@@ -30,33 +30,33 @@ describe("nearestGitRoot", () => {
 
 describe("a linked worktree", () => {
   const link = {
-    gitDir: "/work/main/.git/worktrees/wt",
+    gitDir: "/srv/repo/.git/worktrees/wt",
     commondir: "../..\n",
-    backLink: "/work/wt/.git\n",
+    backLink: "/srv/wt/.git\n",
     commonDirHasGitEntry: false
   }
 
   it("follows its .git file to its git directory", () => {
-    expect(linkedGitDir("/work/wt", "gitdir: /work/main/.git/worktrees/wt\n")).toBe("/work/main/.git/worktrees/wt")
-    expect(linkedGitDir("/work/sub", "gitdir: ../.git/modules/sub")).toBe("/work/.git/modules/sub")
-    expect(linkedGitDir("/work/wt", "not a link")).toBeNull()
+    expect(linkedGitDir("/srv/wt", "gitdir: /srv/repo/.git/worktrees/wt\n")).toBe("/srv/repo/.git/worktrees/wt")
+    expect(linkedGitDir("/srv/sub", "gitdir: ../.git/modules/sub")).toBe("/srv/.git/modules/sub")
+    expect(linkedGitDir("/srv/wt", "not a link")).toBeNull()
   })
 
   it("has the main worktree as its canonical root", () => {
-    expect(canonicalGitRoot("/work/wt", link)).toBe("/work/main")
+    expect(canonicalGitRoot("/srv/wt", link)).toBe("/srv/repo")
   })
 
   it("keeps its own root when the link does not hold together", () => {
-    expect(canonicalGitRoot("/work/wt", { ...link, commondir: null })).toBe("/work/wt")
-    expect(canonicalGitRoot("/work/wt", { ...link, backLink: "/elsewhere/.git" })).toBe("/work/wt")
+    expect(canonicalGitRoot("/srv/wt", { ...link, commondir: null })).toBe("/srv/wt")
+    expect(canonicalGitRoot("/srv/wt", { ...link, backLink: "/elsewhere/.git" })).toBe("/srv/wt")
     // A submodule's git directory is not under <common>/worktrees.
-    expect(canonicalGitRoot("/work/sub", { ...link, gitDir: "/work/.git/modules/sub" })).toBe("/work/sub")
+    expect(canonicalGitRoot("/srv/sub", { ...link, gitDir: "/srv/.git/modules/sub" })).toBe("/srv/sub")
   })
 
   it("belongs to a bare repository's folder when the common directory is not .git", () => {
-    const bare = { gitDir: "/srv/repo.git/worktrees/wt", commondir: "../..", backLink: "/work/wt/.git", commonDirHasGitEntry: false }
-    expect(canonicalGitRoot("/work/wt", bare)).toBe("/srv/repo.git")
-    expect(canonicalGitRoot("/work/wt", { ...bare, commonDirHasGitEntry: true })).toBe("/work/wt")
+    const bare = { gitDir: "/srv/repo.git/worktrees/wt", commondir: "../..", backLink: "/srv/wt/.git", commonDirHasGitEntry: false }
+    expect(canonicalGitRoot("/srv/wt", bare)).toBe("/srv/repo.git")
+    expect(canonicalGitRoot("/srv/wt", { ...bare, commonDirHasGitEntry: true })).toBe("/srv/wt")
   })
 })
 
