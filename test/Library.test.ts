@@ -33,12 +33,14 @@ describe("the package entries", () => {
       "NotAddressable",
       "NotLive",
       "NotLiveReason",
+      "Policy",
       "PolicyChange",
       "ProcessProbe",
       "RecordDescription",
       "Registry",
       "Session",
       "SessionEvent",
+      "SessionPolicy",
       "SessionQuery",
       "Settings",
       "SettingsProblem",
@@ -53,6 +55,7 @@ describe("the package entries", () => {
     ].sort())
     expect(Object.keys(Registry).sort()).toEqual(["Registry", "layer", "make"])
     expect(Object.keys(Watch).sort()).toEqual(["Watch", "layer", "make", "rereadEveryIntervals"])
+    expect(Object.keys(Library.Policy).sort()).toEqual(["Policy", "layer", "make"])
     expect(Object.keys(Node).sort()).toEqual(["layerFiles", "layerNode", "layerPorts", "layerProcessProbe"])
     expect(Object.keys(Testing).sort()).toEqual(["layerFiles", "layerMemory", "layerProcessProbe", "makeMemoryProcesses", "makeMemoryTree", "makeMemoryWorld"])
     expect(Object.keys(Cli).sort()).toEqual(["ExitCode", "UsageError", "command"])

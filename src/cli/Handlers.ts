@@ -5,15 +5,27 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { SessionPolicy } from "../domain/Policy.js"
 import { Session } from "../domain/Session.js"
 import { SessionEvent } from "../domain/SessionEvent.js"
 import { resetPolicy, setPolicy, SettingsView, type PolicyChange } from "../domain/Settings.js"
+import { Policy } from "../services/Policy.js"
 import { Registry } from "../services/Registry.js"
 import { Settings } from "../services/Settings.js"
 import { Watch } from "../services/Watch.js"
 import type { Command } from "./Invocation.js"
 import { OutputFailed, printLine, stdoutReaderGone } from "./Output.js"
-import { entriesTable, eventLine, InspectRow, inspectRow, sessionDetails, sessionsTable, settingsText } from "./Render.js"
+import {
+  entriesTable,
+  eventLine,
+  InspectRow,
+  inspectRow,
+  policiesText,
+  policyText,
+  sessionDetails,
+  sessionsTable,
+  settingsText
+} from "./Render.js"
 import { type ExitCode, printData, reportFailures } from "./Report.js"
 import { endOnSignal, interruptOnSignal } from "./Signals.js"
 
@@ -22,6 +34,8 @@ const encodeSession = Schema.encodeSync(Session)
 const encodeRows = Schema.encodeSync(Schema.Array(InspectRow))
 const encodeView = Schema.encodeSync(SettingsView)
 const encodeEvent = Schema.encodeSync(SessionEvent)
+const encodePolicy = Schema.encodeSync(SessionPolicy)
+const encodePolicies = Schema.encodeSync(Schema.Array(SessionPolicy))
 
 const list = Effect.fn("list")(function*(json: boolean) {
   const sessions = yield* (yield* Registry).list
@@ -50,6 +64,18 @@ const settingsUpdate = Effect.fn("settings update")(function*(json: boolean, cha
   yield* printData(json, () => encodeView(view), () => settingsText(view))
 })
 
+/** Every live session's policy as an array, or the one session's as an object, refused as `resolve` refuses. */
+const policy = Effect.fn("policy")(function*(json: boolean, command: Extract<Command, { _tag: "policy" }>) {
+  const policies = yield* Policy
+  if (command.query === undefined) {
+    const all = yield* policies.list
+    yield* printData(json, () => encodePolicies(all), () => policiesText(all))
+  } else {
+    const one = yield* policies.resolve(command.query)
+    yield* printData(json, () => encodePolicy(one), () => policyText(one))
+  }
+})
+
 /** Until interrupted (a signal ends it with exit 0), or until nobody reads its output. */
 const watch = Effect.fn("watch")(function*(json: boolean, intervalMillis: number | undefined) {
   const signalled = yield* endOnSignal
@@ -62,7 +88,10 @@ const watch = Effect.fn("watch")(function*(json: boolean, intervalMillis: number
   )
 })
 
-export const handle = (command: Command, json: boolean): Effect.Effect<void, ExitCode | OutputFailed, Registry | Settings | Watch> => {
+export const handle = (
+  command: Command,
+  json: boolean
+): Effect.Effect<void, ExitCode | OutputFailed, Registry | Settings | Watch | Policy> => {
   switch (command._tag) {
     case "list":
       return reportFailures(json)(list(json))
@@ -78,6 +107,8 @@ export const handle = (command: Command, json: boolean): Effect.Effect<void, Exi
       return reportFailures(json)(settingsUpdate(json, resetPolicy, command.expectRevision))
     case "watch":
       return reportFailures(json)(watch(json, command.intervalMillis))
+    case "policy":
+      return reportFailures(json)(policy(json, command))
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * The documented spellings of the hot commands, recognized without loading the command-line parser:
- * `list`, `inspect`, `resolve` and `settings` run from status lines, hooks and orchestrator loops
+ * `list`, `inspect`, `resolve`, `settings` and `policy` run from status lines, hooks and orchestrator loops
  * many times a minute, and building `@effect/cli`'s command tree costs more start-up than answering
  * them. What this recognizes is exactly `[--claude-home DIR] <command> <its options>`, with options
  * spelled `--opt value` or `--opt=value`, in any order after the command, each at most once, and
@@ -19,13 +19,14 @@ const grammar = {
   "settings get": { flags: ["--json"], valued: [], positionals: 0 },
   "settings set": { flags: ["--json"], valued: ["--expect-revision"], positionals: 1 },
   "settings reset": { flags: ["--json"], valued: ["--expect-revision"], positionals: 0 },
-  watch: { flags: ["--json"], valued: ["--interval"], positionals: 0 }
+  watch: { flags: ["--json"], valued: ["--interval"], positionals: 0 },
+  policy: { flags: ["--json"], valued: ["--name", "--managed-dir"], positionals: 1 }
 } as const satisfies Record<Command["_tag"], { flags: ReadonlyArray<string>; valued: ReadonlyArray<string>; positionals: number }>
 
 type Name = keyof typeof grammar
 
 /** The words that name a command; a `--claude-home` value spelled like one is left to the parser. */
-const commandWords = new Set(["list", "inspect", "resolve", "settings", "watch", "get", "set", "reset"])
+const commandWords = new Set(["list", "inspect", "resolve", "settings", "watch", "policy", "get", "set", "reset"])
 
 interface Parsed {
   readonly flags: ReadonlySet<string>
@@ -96,6 +97,14 @@ const commandOf = (name: Name, { flags, positionals, values }: Parsed): Command 
       if (interval === undefined) return { _tag: "watch", intervalMillis: undefined }
       const intervalMillis = parseInterval(interval)
       return intervalMillis === undefined ? undefined : { _tag: "watch", intervalMillis }
+    }
+    case "policy": {
+      const sessionId = positionals[0]
+      const byName = values.get("--name")
+      // Both: a usage error, which is the parser's to give.
+      if (sessionId !== undefined && byName !== undefined) return undefined
+      const query = sessionId !== undefined ? { sessionId } : byName !== undefined ? { name: byName } : undefined
+      return { _tag: "policy", query, managedDirectory: values.get("--managed-dir") }
     }
   }
 }

@@ -8,4 +8,9 @@ import { handle } from "./Handlers.js"
 import type { Invocation } from "./Invocation.js"
 
 export const runInvocation = (invocation: Invocation) =>
-  handle(invocation.command, invocation.json).pipe(Effect.provide(layerNode({ claudeHome: invocation.claudeHome })))
+  handle(invocation.command, invocation.json).pipe(
+    Effect.provide(layerNode({
+      claudeHome: invocation.claudeHome,
+      managedSettingsDirectory: invocation.command._tag === "policy" ? invocation.command.managedDirectory : undefined
+    }))
+  )

@@ -22,26 +22,35 @@ export interface MemoryWorld {
 export interface MemoryWorldOptions extends ProcessProbeMemory.MemoryProcessesOptions {
   /** Where the Claude home is in the tree (default `/home/user/.claude`; it is not created). */
   readonly claudeHome?: string | undefined
+  /** Where the managed settings are in the tree (default: the platform's, `/etc/claude-code` on Linux; not created). */
+  readonly managedSettingsDirectory?: string | undefined
 }
 
 export const makeMemoryWorld = (options: MemoryWorldOptions = {}): MemoryWorld => ({
   tree: makeMemoryTree(),
   processes: ProcessProbeMemory.makeMemoryProcesses(options),
-  home: ClaudeHome.make(options.claudeHome ?? "/home/user/.claude")
+  home: ClaudeHome.make(options.claudeHome ?? "/home/user/.claude", options)
 })
 
 export interface MemoryOptions extends CommonOptions {
   /** Another Claude home in the same tree than the world's. */
   readonly claudeHome?: string | undefined
+  /** Another managed settings directory in the same tree than the world's. */
+  readonly managedSettingsDirectory?: string | undefined
 }
 
-/** Registry, Settings and Watch over a memory world, with the ports they run on. */
+/** Registry, Settings, Watch and Policy over a memory world, with the ports they run on. */
 export const layerMemory = (world: MemoryWorld, options: MemoryOptions = {}): Layer.Layer<Services> =>
   layerServices(
     Layer.mergeAll(
       FilesMemory.layer(world.tree),
       ProcessProbeMemory.layer(world.processes),
-      options.claudeHome === undefined ? Layer.succeed(ClaudeHome.ClaudeHome, world.home) : ClaudeHome.layer(options.claudeHome)
+      Layer.succeed(
+        ClaudeHome.ClaudeHome,
+        ClaudeHome.make(options.claudeHome ?? world.home.root, {
+          managedSettingsDirectory: options.managedSettingsDirectory ?? world.home.managedSettingsDirectory
+        })
+      )
     ),
     options
   )

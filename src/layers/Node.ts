@@ -12,11 +12,13 @@ import { type CommonOptions, layerServices, type Services } from "./Services.js"
 export interface NodeOptions extends CommonOptions {
   /** The Claude home; when absent, `CLAUDE_CONFIG_DIR`, then `~/.claude`. */
   readonly claudeHome?: string | undefined
+  /** The managed settings directory; when absent, the platform's (`/etc/claude-code` on Linux). */
+  readonly managedSettingsDirectory?: string | undefined
 }
 
 /** The ports alone, for a program that provides its own services over them. */
 export const layerPorts = (options: NodeOptions = {}) =>
-  Layer.mergeAll(FilesNode.layer, ProcessProbeNode.layer, ClaudeHome.layerFromEnvironment(options.claudeHome))
+  Layer.mergeAll(FilesNode.layer, ProcessProbeNode.layer, ClaudeHome.layerFromEnvironment(options.claudeHome, options))
 
-/** Registry, Settings and Watch on the real machine, with the ports they run on. */
+/** Registry, Settings, Watch and Policy on the real machine, with the ports they run on. */
 export const layerNode = (options: NodeOptions = {}): Layer.Layer<Services> => layerServices(layerPorts(options), options)

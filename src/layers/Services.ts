@@ -5,6 +5,7 @@
 import * as Layer from "effect/Layer"
 import type { ClaudeHome } from "../services/ClaudeHome.js"
 import type { Files } from "../services/Files.js"
+import * as Policy from "../services/Policy.js"
 import type { ProcessProbe } from "../services/ProcessProbe.js"
 import * as Registry from "../services/Registry.js"
 import * as Settings from "../services/Settings.js"
@@ -12,7 +13,14 @@ import * as Timing from "../services/Timing.js"
 import * as Watch from "../services/Watch.js"
 
 /** Every service of the library, and the ports they run on. */
-export type Services = Registry.Registry | Settings.Settings | Watch.Watch | Files | ProcessProbe | ClaudeHome
+export type Services =
+  | Registry.Registry
+  | Settings.Settings
+  | Watch.Watch
+  | Policy.Policy
+  | Files
+  | ProcessProbe
+  | ClaudeHome
 
 /** The options every composite layer takes. */
 export interface CommonOptions {
@@ -24,7 +32,7 @@ export const layerServices = (
   ports: Layer.Layer<Files | ProcessProbe | ClaudeHome>,
   options: CommonOptions = {}
 ): Layer.Layer<Services> =>
-  Watch.layer.pipe(
+  Layer.merge(Watch.layer, Policy.layer).pipe(
     Layer.provideMerge(Layer.merge(Registry.layer, Settings.layer)),
     Layer.provide(Timing.layer(options.timing)),
     Layer.provideMerge(ports)
