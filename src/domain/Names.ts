@@ -25,7 +25,7 @@ const lookAlikes: ReadonlyArray<readonly [string, "<" | ">"]> = [
 ]
 
 const [opening, closing] = (["<", ">"] as const).map((bracket) =>
-  lookAlikes.reduce((chars, [c, reads]) => (reads === bracket ? chars + c : chars), bracket)
+  lookAlikes.reduce<string>((chars, [c, reads]) => (reads === bracket ? chars + c : chars), bracket)
 ) as [string, string]
 
 /** An opening bracket, and what follows it up to a closing one, if one closes it. */
