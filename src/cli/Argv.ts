@@ -1,0 +1,157 @@
+/**
+ * Where each word of a command line belongs, before any value is parsed: the command it names, the
+ * command each option belongs to, and what is wrong with the layout. The fast path (`Recognize.ts`)
+ * and the full command line (`CommandLine.ts`, which hands the words to `@effect/cli` in the order
+ * it needs) both read argv through this one walk over the command table (`CompletionTree.ts`), so
+ * that they cannot disagree about where a word goes. The rules, as the README states them:
+ * - An option may be written anywhere after the program's name, before or after the command it
+ *   belongs to: `list --claude-home DIR --json` is `--claude-home DIR list --json`. `@effect/cli`
+ *   only takes a command's options between its name and its subcommand's, and says "unknown
+ *   argument" or "invalid subcommand" otherwise, which tells nobody where the option goes.
+ * - An option that takes a value takes the next word, unless there is none or it starts with `-`:
+ *   then the value is missing, a usage error, rather than the next option silently becoming the
+ *   value (`resolve --json --name` would otherwise resolve the session id `--name`). `--opt=VALUE`
+ *   takes any value, one that starts with `-` included. No option takes an empty value.
+ * - A flag takes no value, and no option is given twice.
+ * - A command that has subcommands takes one of them, nothing else.
+ * - `--help` (or `-h`) anywhere asks for the help of the command the other words lead to.
+ * - After `--`, every word is an argument.
+ */
+import { type CommandSpec, commandTree, type OptionSpec } from "./CompletionTree.js"
+
+export interface GivenOption {
+  readonly name: string
+  /** Undefined for a flag. */
+  readonly value: string | undefined
+}
+
+export interface Reading {
+  /** The subcommands named, from the program on: `[]` for the program itself, `["settings", "set"]`. */
+  readonly path: ReadonlyArray<string>
+  /** The options of each command on the path, the program's first, each in the order written. */
+  readonly options: ReadonlyArray<ReadonlyArray<GivenOption>>
+  /** Everything else before `--`, in order: the arguments, and options no command on the path declares. */
+  readonly words: ReadonlyArray<string>
+  /** The words after `--`; undefined without one. */
+  readonly afterDashes: ReadonlyArray<string> | undefined
+  readonly help: boolean
+  /** Whether `--json` was written: a usage error is then also printed as JSON. */
+  readonly json: boolean
+  /** What is wrong with the layout, as a usage error's sentence (the first thing found). */
+  readonly problem: string | undefined
+}
+
+const isHelp = (word: string) => word === "--help" || word === "-h"
+
+const declared = (command: CommandSpec, name: string): OptionSpec | undefined => command.options.find((option) => option.name === name)
+
+/** An option of a command below `command`: one written before the command it belongs to. */
+const declaredBelow = (command: CommandSpec, name: string): OptionSpec | undefined => {
+  for (const sub of command.subcommands ?? []) {
+    const found = declared(sub, name) ?? declaredBelow(sub, name)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/** The deepest command on the path, deeper than `depth`, that declares the option; -1 for none. */
+const ownerOf = (chain: ReadonlyArray<CommandSpec>, name: string, depth = -1): number => {
+  for (let at = chain.length - 1; at > depth; at--) if (declared(chain[at]!, name) !== undefined) return at
+  return -1
+}
+
+const spelled = (option: GivenOption): string => (option.value === undefined ? option.name : `${option.name}=${option.value}`)
+
+export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = commandTree): Reading => {
+  const chain: Array<CommandSpec> = [tree]
+  const path: Array<string> = []
+  const options: Array<Array<GivenOption>> = [[]]
+  /** Options written before the command that declares them, with the depth they were written at. */
+  const early: Array<{ readonly option: GivenOption; readonly depth: number }> = []
+  const words: Array<string> = []
+  let argumentSeen = false
+  let afterDashes: ReadonlyArray<string> | undefined
+  let help = false
+  let json = false
+  let problem: string | undefined
+  const found = (message: string) => {
+    problem ??= message
+  }
+
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i]!
+    if (word === "--") {
+      afterDashes = args.slice(i + 1)
+      break
+    }
+    if (isHelp(word)) {
+      help = true
+      continue
+    }
+    if (word.startsWith("-") && word !== "-") {
+      const eq = word.startsWith("--") ? word.indexOf("=") : -1
+      const name = eq > 0 ? word.slice(0, eq) : word
+      const owner = ownerOf(chain, name)
+      const spec = owner >= 0 ? declared(chain[owner]!, name) : declaredBelow(chain.at(-1)!, name)
+      if (spec === undefined) {
+        words.push(word)
+        continue
+      }
+      let value: string | undefined
+      if (spec.value === undefined) {
+        if (eq > 0) found(`${name} takes no value`)
+        if (name === "--json") json = true
+      } else if (eq > 0) {
+        value = word.slice(eq + 1)
+      } else if (args[i + 1] !== undefined && !args[i + 1]!.startsWith("-")) {
+        value = args[++i]!
+      } else {
+        found(`${name} needs a value: ${name} VALUE, or ${name}=VALUE for a value that starts with -`)
+        continue
+      }
+      if (value === "") found(`${name} needs a value, not an empty string`)
+      const option = { name, value }
+      if (owner >= 0) options[owner]!.push(option)
+      else early.push({ option, depth: chain.length - 1 })
+      continue
+    }
+    // A word names a subcommand only where its command expects one, before any argument.
+    const sub = argumentSeen ? undefined : chain.at(-1)!.subcommands?.find((command) => command.name === word)
+    if (sub !== undefined) {
+      chain.push(sub)
+      path.push(word)
+      options.push([])
+    } else {
+      const { subcommands } = chain.at(-1)!
+      // @effect/cli would blame the program, whichever command it was, and not say which word it was.
+      if (subcommands !== undefined && !argumentSeen) {
+        found(`unknown command '${word}' for ${[tree.name, ...path].join(" ")}: use one of ${subcommands.map((sub) => sub.name).join(", ")}`)
+      }
+      argumentSeen = true
+      words.push(word)
+    }
+  }
+
+  for (const { depth, option } of early) {
+    const owner = ownerOf(chain, option.name, depth)
+    if (owner >= 0) options[owner]!.push(option)
+    else words.push(spelled(option))
+  }
+  for (const given of options) {
+    const twice = given.find((option, at) => given.findIndex((other) => other.name === option.name) !== at)
+    if (twice !== undefined) found(`${twice.name} is given twice`)
+  }
+  return { path, options, words, afterDashes, help, json, problem }
+}
+
+/**
+ * The words as `@effect/cli` takes them: each command's options right after its name, values as
+ * `--opt=VALUE` (so that a value spelled like a subcommand or an option stays a value), then the
+ * arguments.
+ */
+export const arrangedArgv = (reading: Reading): ReadonlyArray<string> => [
+  ...reading.options[0]!.map(spelled),
+  ...reading.path.flatMap((name, at) => [name, ...reading.options[at + 1]!.map(spelled)]),
+  ...reading.words,
+  ...(reading.afterDashes === undefined ? [] : ["--", ...reading.afterDashes])
+]
