@@ -70,68 +70,65 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
   const early: Array<{ readonly option: GivenOption; readonly depth: number }> = []
   const words: Array<string> = []
   let argumentSeen = false
-  let afterDashes: ReadonlyArray<string> | undefined
-  let help = false
   let json = false
   let problem: string | undefined
   const found = (message: string) => {
     problem ??= message
   }
 
-  for (let i = 0; i < args.length; i++) {
-    const word = args[i]!
-    if (word === "--") {
-      afterDashes = args.slice(i + 1)
-      break
+  /** Reads the option `word` (and its value from `next`, when it takes it); says how many words it took. */
+  const readOption = (word: string, next: string | undefined): number => {
+    const eq = word.startsWith("--") ? word.indexOf("=") : -1
+    const name = eq > 0 ? word.slice(0, eq) : word
+    const owner = ownerOf(chain, name)
+    const spec = owner >= 0 ? declared(chain[owner]!, name) : declaredBelow(chain.at(-1)!, name)
+    if (spec === undefined) {
+      words.push(word)
+      return 1
     }
-    if (isHelp(word)) {
-      help = true
-      continue
+    const value = spec.value === undefined ? undefined : eq > 0 ? word.slice(eq + 1) : next?.startsWith("-") === false ? next : undefined
+    if (spec.value === undefined && eq > 0) found(`${name} takes no value`)
+    if (spec.value !== undefined && value === undefined) {
+      found(`${name} needs a value: ${name} VALUE, or ${name}=VALUE for a value that starts with -`)
+      return 1
     }
-    if (word.startsWith("-") && word !== "-") {
-      const eq = word.startsWith("--") ? word.indexOf("=") : -1
-      const name = eq > 0 ? word.slice(0, eq) : word
-      const owner = ownerOf(chain, name)
-      const spec = owner >= 0 ? declared(chain[owner]!, name) : declaredBelow(chain.at(-1)!, name)
-      if (spec === undefined) {
-        words.push(word)
-        continue
-      }
-      let value: string | undefined
-      if (spec.value === undefined) {
-        if (eq > 0) found(`${name} takes no value`)
-        if (name === "--json") json = true
-      } else if (eq > 0) {
-        value = word.slice(eq + 1)
-      } else if (args[i + 1] !== undefined && !args[i + 1]!.startsWith("-")) {
-        value = args[++i]!
-      } else {
-        found(`${name} needs a value: ${name} VALUE, or ${name}=VALUE for a value that starts with -`)
-        continue
-      }
-      if (value === "") found(`${name} needs a value, not an empty string`)
-      const option = { name, value }
-      if (owner >= 0) options[owner]!.push(option)
-      else early.push({ option, depth: chain.length - 1 })
-      continue
-    }
-    // A word names a subcommand only where its command expects one, before any argument.
-    const sub = argumentSeen ? undefined : chain.at(-1)!.subcommands?.find((command) => command.name === word)
+    if (value === "") found(`${name} needs a value, not an empty string`)
+    if (name === "--json") json = true
+    if (owner >= 0) options[owner]!.push({ name, value })
+    else early.push({ option: { name, value }, depth: chain.length - 1 })
+    return spec.value !== undefined && eq < 0 ? 2 : 1
+  }
+
+  /** A word names a subcommand only where its command expects one, before any argument. */
+  const readWord = (word: string): void => {
+    const { subcommands } = chain.at(-1)!
+    const sub = argumentSeen ? undefined : subcommands?.find((command) => command.name === word)
     if (sub !== undefined) {
       chain.push(sub)
       path.push(word)
       options.push([])
-    } else {
-      const { subcommands } = chain.at(-1)!
-      // @effect/cli would blame the program, whichever command it was, and not say which word it was.
-      if (subcommands !== undefined && !argumentSeen) {
-        found(`unknown command '${word}' for ${[tree.name, ...path].join(" ")}: use one of ${subcommands.map((sub) => sub.name).join(", ")}`)
-      }
-      argumentSeen = true
-      words.push(word)
+      return
     }
+    // @effect/cli would blame the program, whichever command it was, and not say which word it was.
+    if (subcommands !== undefined && !argumentSeen) {
+      found(`unknown command '${word}' for ${[tree.name, ...path].join(" ")}: use one of ${subcommands.map((command) => command.name).join(", ")}`)
+    }
+    argumentSeen = true
+    words.push(word)
   }
 
+  const dashes = args.indexOf("--")
+  const before = dashes < 0 ? args : args.slice(0, dashes)
+  const help = before.some(isHelp)
+  for (let i = 0; i < before.length;) {
+    const word = before[i]!
+    if (isHelp(word)) i++
+    else if (word.startsWith("-") && word !== "-") i += readOption(word, before[i + 1])
+    else {
+      readWord(word)
+      i++
+    }
+  }
   for (const { depth, option } of early) {
     const owner = ownerOf(chain, option.name, depth)
     if (owner >= 0) options[owner]!.push(option)
@@ -141,17 +138,34 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
     const twice = given.find((option, at) => given.findIndex((other) => other.name === option.name) !== at)
     if (twice !== undefined) found(`${twice.name} is given twice`)
   }
-  return { path, options, words, afterDashes, help, json, problem }
+  return { path, options, words, afterDashes: dashes < 0 ? undefined : args.slice(dashes + 1), help, json, problem }
 }
 
 /**
- * The words as `@effect/cli` takes them: each command's options right after its name, values as
- * `--opt=VALUE` (so that a value spelled like a subcommand or an option stays a value), then the
- * arguments.
+ * An option as `@effect/cli` reads its value exactly. Given `--opt VALUE`, it takes a VALUE of `--`
+ * for the end of the options, one that names a subcommand for that subcommand, and one spelled like
+ * its own `-h` or `--version` for that request. Given `--opt=VALUE`, it trims the word's end, and
+ * takes no VALUE with a line break (the word then becomes an argument). So `--opt=VALUE` whenever
+ * that is exact, and `--opt VALUE` for the rest (which none of those words are).
  */
-export const arrangedArgv = (reading: Reading): ReadonlyArray<string> => [
-  ...reading.options[0]!.map(spelled),
-  ...reading.path.flatMap((name, at) => [name, ...reading.options[at + 1]!.map(spelled)]),
-  ...reading.words,
-  ...(reading.afterDashes === undefined ? [] : ["--", ...reading.afterDashes])
-]
+const arranged = (option: GivenOption): ReadonlyArray<string> =>
+  option.value === undefined
+    ? [option.name]
+    : option.value.trimEnd() === option.value && !/[\n\r\u2028\u2029]/.test(option.value)
+    ? [`${option.name}=${option.value}`]
+    : [option.name, option.value]
+
+/**
+ * The words as `@effect/cli` takes them: each command's options right after its name, the
+ * arguments before the last command's options (it takes a flag's next word as the flag's value
+ * when it reads as one: `--json 0` is `--json=false`).
+ */
+export const arrangedArgv = (reading: Reading): ReadonlyArray<string> => {
+  const last = reading.path.length
+  return [
+    ...(last === 0 ? reading.words : []),
+    ...reading.options[0]!.flatMap(arranged),
+    ...reading.path.flatMap((name, at) => [name, ...(at + 1 === last ? reading.words : []), ...reading.options[at + 1]!.flatMap(arranged)]),
+    ...(reading.afterDashes === undefined ? [] : ["--", ...reading.afterDashes])
+  ]
+}

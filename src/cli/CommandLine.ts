@@ -21,7 +21,8 @@ import { commandTree } from "./Root.js"
 import { runInvocation } from "./Run.js"
 import { runMain } from "./RunMain.js"
 
-const cliEnvironment = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
+/** What `@effect/cli` itself needs to run (its built-in options read files and the terminal). */
+export const parserEnvironment = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
 
 /** `@effect/cli` on words in the order it takes them; its usage errors become the command's. */
 const parse = (words: ReadonlyArray<string>) =>
@@ -49,5 +50,5 @@ export const runArguments = (reading: Reading) => {
 /** Parses `argv` (as `process.argv`: node, the script, then the arguments) and runs the command it names, to the process's exit code. */
 export const main = (argv: ReadonlyArray<string>): void => {
   const reading = readArgv(argv.slice(2))
-  runMain(runArguments(reading).pipe(Effect.provideService(Runner, runInvocation), Effect.provide(cliEnvironment)), { json: reading.json })
+  runMain(runArguments(reading).pipe(Effect.provideService(Runner, runInvocation), Effect.provide(parserEnvironment)), { json: reading.json })
 }
