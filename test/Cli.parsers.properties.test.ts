@@ -207,4 +207,19 @@ describe("the command table the walk reads", () => {
     expect([...kinds].filter(([, kind]) => kind.size > 1)).toEqual([])
     expect(kinds.size).toBeGreaterThan(5)
   })
+
+  it("makes every option that takes a value, of every command in it, a usage error without one, in both spellings", () => {
+    const valued = placesOf(commandTree).flatMap(({ command, path }) =>
+      command.options.filter((option) => option.value !== undefined).map((option) => ({ words: path === "" ? [] : path.split(" "), option: option.name }))
+    )
+    // policy's --managed-dir among them: a command the table has inherits the rule.
+    expect(valued.map(({ option }) => option)).toEqual(expect.arrayContaining(["--claude-home", "--name", "--expect-revision", "--interval", "--managed-dir"]))
+    for (const { option, words } of valued) {
+      for (const args of [[...words, option], [...words, option, "--json"], [...words, `${option}=`], [...words, option, ""]]) {
+        const reading = readArgv(args)
+        expect(reading.problem, args.join(" ")).toMatch(new RegExp(`^${option} needs a value`))
+        expect(recognize(args), args.join(" ")).toBeUndefined()
+      }
+    }
+  })
 })
