@@ -31,8 +31,9 @@ const isNotFound = (error: PlatformError): boolean => error._tag === "SystemErro
 
 /**
  * The directory (the Claude home, else its `sessions`) that does not exist, when that is why an
- * answer is empty: a mistyped `--claude-home` must not look like a machine with no sessions. Human
- * output only asks once its answer is empty, so that the usual answer costs nothing more.
+ * answer is empty: a mistyped `--claude-home` must not look like a machine with no sessions. Only
+ * human output asks, and only for an empty answer (`watch`: once, before it starts), so that the
+ * usual answer costs nothing more.
  */
 const missingDirectory = Effect.gen(function*() {
   const home = yield* ClaudeHome
