@@ -154,6 +154,19 @@ describe("options may follow the command they belong to", { timeout: 60_000 }, (
     same(["--name", "alpha", "--claude-home", home, "resolve", "--json"], ["--claude-home", home, "resolve", "--name", "alpha", "--json"])
   })
 
+  it("an option no command on the line takes says where it goes", () => {
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [["--json"], "claude-peers: claude-peers takes a command (list, inspect, resolve, settings, watch, policy), and --json goes after it\n"],
+      [["--claude-home", home, "settings", "--json"], "claude-peers: claude-peers settings takes a command (get, set, reset), and --json goes after it\n"],
+      [["--name", "alpha", "list"], "claude-peers: --name is not an option of claude-peers list\n"]
+    ]
+    for (const [args, said] of cases) {
+      const run = runCli(args)
+      expect(run.status, args.join(" ")).toBe(2)
+      expect(run.stderr, args.join(" ")).toBe(said)
+    }
+  })
+
   it("settings set with --claude-home after it writes that home's file", () => {
     const other = path.join(tmp, "set-home")
     fs.mkdirSync(other)

@@ -30,7 +30,7 @@ export interface Reading {
   readonly path: ReadonlyArray<string>
   /** The options of each command on the path, the program's first, each in the order written. */
   readonly options: ReadonlyArray<ReadonlyArray<GivenOption>>
-  /** Everything else before `--`, in order: the arguments, and options no command on the path declares. */
+  /** Everything else before `--`, in order: the arguments, and options no command declares. */
   readonly words: ReadonlyArray<string>
   /** The words after `--`; undefined without one. */
   readonly afterDashes: ReadonlyArray<string> | undefined
@@ -59,8 +59,6 @@ const ownerOf = (chain: ReadonlyArray<CommandSpec>, name: string, depth = -1): n
   for (let at = chain.length - 1; at > depth; at--) if (declared(chain[at]!, name) !== undefined) return at
   return -1
 }
-
-const spelled = (option: GivenOption): string => (option.value === undefined ? option.name : `${option.name}=${option.value}`)
 
 export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = commandTree): Reading => {
   const chain: Array<CommandSpec> = [tree]
@@ -129,10 +127,14 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
       i++
     }
   }
+  const reached = [tree.name, ...path].join(" ")
+  const { subcommands } = chain.at(-1)!
   for (const { depth, option } of early) {
     const owner = ownerOf(chain, option.name, depth)
     if (owner >= 0) options[owner]!.push(option)
-    else words.push(spelled(option))
+    else if (subcommands !== undefined) {
+      found(`${reached} takes a command (${subcommands.map((command) => command.name).join(", ")}), and ${option.name} goes after it`)
+    } else found(`${option.name} is not an option of ${reached}`)
   }
   for (const given of options) {
     const twice = given.find((option, at) => given.findIndex((other) => other.name === option.name) !== at)
