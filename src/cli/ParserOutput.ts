@@ -63,16 +63,13 @@ export const withParserConsole = <A, E, R>(
 ): Effect.Effect<A, E | OutputFailed, R> =>
   Console.consoleWith((base) => {
     let lost: OutputFailed | undefined
+    const keepFirstLoss = (failure: OutputFailed) =>
+      Effect.sync(() => {
+        lost ??= failure
+      })
     const parserConsole: Console.Console = {
       ...base,
-      log: (...parts: ReadonlyArray<unknown>) =>
-        printLine(withColours(parts.join(" "), colourOn(1))).pipe(
-        Effect.catchAll((failure) =>
-          Effect.sync(() => {
-            lost ??= failure
-          })
-        )
-      ),
+      log: (...parts: ReadonlyArray<unknown>) => Effect.catchAll(printLine(withColours(parts.join(" "), colourOn(1))), keepFirstLoss),
       error: () => Effect.void
     }
     return parse(base).pipe(
