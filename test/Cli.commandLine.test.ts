@@ -154,11 +154,14 @@ describe("options may follow the command they belong to", { timeout: 60_000 }, (
     same(["--name", "alpha", "--claude-home", home, "resolve", "--json"], ["--claude-home", home, "resolve", "--name", "alpha", "--json"])
   })
 
-  it("an option no command on the line takes says where it goes", () => {
+  it("an option no command on the line takes says where it goes; so does -- where no argument goes", () => {
     const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
       [["--json"], "claude-peers: claude-peers takes a command (list, inspect, resolve, settings, watch, policy), and --json goes after it\n"],
       [["--claude-home", home, "settings", "--json"], "claude-peers: claude-peers settings takes a command (get, set, reset), and --json goes after it\n"],
-      [["--name", "alpha", "list"], "claude-peers: --name is not an option of claude-peers list\n"]
+      [["--name", "alpha", "list"], "claude-peers: --name is not an option of claude-peers list\n"],
+      [["settings", "--", "get"], "claude-peers: claude-peers settings takes a command (get, set, reset) before --\n"],
+      // After --, a word is an argument, and no argument starts with -: not help.
+      [["resolve", "--", "-h"], "claude-peers: '-h' is not an argument of claude-peers resolve: none starts with -\n"]
     ]
     for (const [args, said] of cases) {
       const run = runCli(args)

@@ -167,7 +167,7 @@ describe("the recognizer and the full parser", () => {
         }
         if (outcome._tag === "invocation") expect(reading.json).toBe(outcome.invocation.json)
       }),
-      { numRuns: 1000 }
+      { numRuns: 2000 }
     )
     // The property says something only if both sides are exercised: recognized spellings, usage errors, help.
     expect(seen.recognized).toBeGreaterThan(200)

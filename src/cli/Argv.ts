@@ -15,7 +15,7 @@
  * - A flag takes no value, and no option is given twice.
  * - A command that has subcommands takes one of them, nothing else.
  * - `--help` (or `-h`) anywhere asks for the help of the command the other words lead to.
- * - After `--`, every word is an argument.
+ * - After `--`, every word is an argument; no argument starts with `-`.
  */
 import { type CommandSpec, commandTree, type OptionSpec } from "./CompletionTree.js"
 
@@ -136,11 +136,20 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
       found(`${reached} takes a command (${subcommands.map((command) => command.name).join(", ")}), and ${option.name} goes after it`)
     } else found(`${option.name} is not an option of ${reached}`)
   }
+  // Past `--` every word is an argument, and a command that has subcommands takes none.
+  const afterDashes = dashes < 0 ? undefined : args.slice(dashes + 1)
+  if (afterDashes !== undefined && subcommands !== undefined) {
+    found(`${reached} takes a command (${subcommands.map((command) => command.name).join(", ")}) before --`)
+  }
+  // No argument of any command starts with `-`; and @effect/cli takes `-h` or `--version` for its
+  // own wherever it stands, `--` or not, so such an argument could not reach the command anyway.
+  const dashed = afterDashes?.find((word) => word.startsWith("-") && word !== "-")
+  if (dashed !== undefined) found(`'${dashed}' is not an argument of ${reached}: none starts with -`)
   for (const given of options) {
     const twice = given.find((option, at) => given.findIndex((other) => other.name === option.name) !== at)
     if (twice !== undefined) found(`${twice.name} is given twice`)
   }
-  return { path, options, words, afterDashes: dashes < 0 ? undefined : args.slice(dashes + 1), help, json, problem }
+  return { path, options, words, afterDashes, help, json, problem }
 }
 
 /**
