@@ -2,6 +2,7 @@
  * What each command does, over the services. Both parsers end here (see `Invocation.ts`), so a
  * command answers the same whichever path parsed it. Each handler is a span named for its command.
  */
+import type { PlatformError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -9,12 +10,14 @@ import { SessionPolicy } from "../domain/Policy.js"
 import { Session } from "../domain/Session.js"
 import { SessionEvent } from "../domain/SessionEvent.js"
 import { resetPolicy, setPolicy, SettingsView, type PolicyChange } from "../domain/Settings.js"
+import { ClaudeHome } from "../services/ClaudeHome.js"
+import { Files } from "../services/Files.js"
 import { Policy } from "../services/Policy.js"
 import { Registry } from "../services/Registry.js"
 import { Settings } from "../services/Settings.js"
 import { Watch } from "../services/Watch.js"
 import type { Command } from "./Invocation.js"
-import { OutputFailed, printLine, stdoutReaderGone } from "./Output.js"
+import { OutputFailed, printError, printLine, stdoutReaderGone } from "./Output.js"
 import {
   entriesTable,
   eventLine,
@@ -26,8 +29,9 @@ import {
   sessionsTable,
   settingsText
 } from "./Render.js"
-import { type ExitCode, printData, reportFailures } from "./Report.js"
+import { type ExitCode, printData, reportFailures, type ReportedError } from "./Report.js"
 import { endOnSignal, interruptOnSignal } from "./Signals.js"
+import { terminalSafe } from "./Text.js"
 
 const encodeSessions = Schema.encodeSync(Schema.Array(Session))
 const encodeSession = Schema.encodeSync(Session)
@@ -37,14 +41,39 @@ const encodeEvent = Schema.encodeSync(SessionEvent)
 const encodePolicy = Schema.encodeSync(SessionPolicy)
 const encodePolicies = Schema.encodeSync(Schema.Array(SessionPolicy))
 
+const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
+
+/**
+ * The directory (the Claude home, else its `sessions`) that does not exist, when that is why an
+ * answer is empty: a mistyped `--claude-home` must not look like a machine with no sessions. Only
+ * human output asks, and only for an empty answer (`watch`: once, before it starts), so that the
+ * usual answer costs nothing more.
+ */
+const missingDirectory = Effect.gen(function*() {
+  const home = yield* ClaudeHome
+  const files = yield* Files
+  for (const directory of [home.root, home.sessionsDirectory]) {
+    if (yield* Effect.match(files.stat(directory), { onFailure: isNotFound, onSuccess: () => false })) return directory
+  }
+  return undefined
+})
+
+/** A refusal because no registry file carried the id or name: said with the directory that does not exist, if one does not. */
+const noFileNote = (error: ReportedError) =>
+  error._tag === "NotLive" && error.reasons.length === 0
+    ? Effect.map(missingDirectory, (missing) => (missing === undefined ? undefined : `${missing} does not exist`))
+    : Effect.succeed(undefined)
+
 const list = Effect.fn("list")(function*(json: boolean) {
   const sessions = yield* (yield* Registry).list
-  yield* printData(json, () => encodeSessions(sessions), () => sessionsTable(sessions))
+  const missing = sessions.length === 0 && !json ? yield* missingDirectory : undefined
+  yield* printData(json, () => encodeSessions(sessions), () => sessionsTable(sessions, missing))
 })
 
 const inspect = Effect.fn("inspect")(function*(json: boolean) {
   const entries = yield* (yield* Registry).inspect
-  yield* printData(json, () => encodeRows(entries.map(inspectRow)), () => entriesTable(entries))
+  const missing = entries.length === 0 && !json ? yield* missingDirectory : undefined
+  yield* printData(json, () => encodeRows(entries.map(inspectRow)), () => entriesTable(entries, missing))
 })
 
 const resolve = Effect.fn("resolve")(function*(json: boolean, command: Extract<Command, { _tag: "resolve" }>) {
@@ -69,7 +98,8 @@ const policy = Effect.fn("policy")(function*(json: boolean, command: Extract<Com
   const policies = yield* Policy
   if (command.query === undefined) {
     const all = yield* policies.list
-    yield* printData(json, () => encodePolicies(all), () => policiesText(all))
+    const missing = all.length === 0 && !json ? yield* missingDirectory : undefined
+    yield* printData(json, () => encodePolicies(all), () => policiesText(all, missing))
   } else {
     const one = yield* policies.resolve(command.query)
     yield* printData(json, () => encodePolicy(one), () => policyText(one))
@@ -79,6 +109,8 @@ const policy = Effect.fn("policy")(function*(json: boolean, command: Extract<Com
 /** Until interrupted (a signal ends it with exit 0), or until nobody reads its output. */
 const watch = Effect.fn("watch")(function*(json: boolean, intervalMillis: number | undefined) {
   const signalled = yield* endOnSignal
+  const missing = json ? undefined : yield* missingDirectory
+  if (missing !== undefined) printError(`claude-peers: ${terminalSafe(missing)} does not exist; watching for sessions to appear there`)
   const events = (yield* Watch).sessions(intervalMillis === undefined ? {} : { interval: intervalMillis })
   yield* events.pipe(
     Stream.mapEffect((event) => printLine(json ? JSON.stringify(encodeEvent(event)) : eventLine(event))),
@@ -91,14 +123,14 @@ const watch = Effect.fn("watch")(function*(json: boolean, intervalMillis: number
 export const handle = (
   command: Command,
   json: boolean
-): Effect.Effect<void, ExitCode | OutputFailed, Registry | Settings | Watch | Policy> => {
+): Effect.Effect<void, ExitCode | OutputFailed, Registry | Settings | Watch | Policy | Files | ClaudeHome> => {
   switch (command._tag) {
     case "list":
       return reportFailures(json)(list(json))
     case "inspect":
       return reportFailures(json)(inspect(json))
     case "resolve":
-      return reportFailures(json)(resolve(json, command))
+      return reportFailures(json, noFileNote)(resolve(json, command))
     case "settings get":
       return reportFailures(json)(settingsGet(json))
     case "settings set":
@@ -108,7 +140,7 @@ export const handle = (
     case "watch":
       return reportFailures(json)(watch(json, command.intervalMillis))
     case "policy":
-      return reportFailures(json)(policy(json, command))
+      return reportFailures(json, noFileNote)(policy(json, command))
   }
 }
 

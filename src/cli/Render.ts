@@ -16,9 +16,13 @@ export const orDash = (value: string | number | null): string => (value === null
 export const statusText = (session: Session): string =>
   session.status ?? (session.rawStatus === null ? "-" : `(${session.rawStatus})`)
 
-export const sessionsTable = (sessions: ReadonlyArray<Session>): string =>
+/** An empty answer, and the directory that does not exist when that is why it is empty. */
+export const nothing = (what: string, missing: string | undefined): string =>
+  missing === undefined ? what : `${what} (${terminalSafe(missing)} does not exist)`
+
+export const sessionsTable = (sessions: ReadonlyArray<Session>, missing?: string): string =>
   sessions.length === 0
-    ? "no live sessions"
+    ? nothing("no live sessions", missing)
     : table(
       ["PID", "NAME", "STATUS", "SESSION ID", "ADDRESS", "CWD"],
       sessions.map((s) => [String(s.pid), s.name, statusText(s), s.sessionId, orDash(s.address), orDash(s.cwd)])
@@ -45,9 +49,9 @@ export const inspectRow = (entry: RegistryEntry): InspectRow => ({
   name: entry.name
 })
 
-export const entriesTable = (entries: ReadonlyArray<RegistryEntry>): string =>
+export const entriesTable = (entries: ReadonlyArray<RegistryEntry>, missing?: string): string =>
   entries.length === 0
-    ? "no registry files"
+    ? nothing("no registry files", missing)
     : table(
       ["FILE", "VERDICT", "PID", "NAME", "DETAIL"],
       entries.map((e) => [
@@ -171,8 +175,8 @@ const policyNotes = (policies: ReadonlyArray<SessionPolicy>): ReadonlyArray<stri
   return notes
 }
 
-export const policiesText = (policies: ReadonlyArray<SessionPolicy>): string =>
-  policies.length === 0 ? "no live sessions" : [policiesTable(policies), "", ...policyNotes(policies)].join("\n")
+export const policiesText = (policies: ReadonlyArray<SessionPolicy>, missing?: string): string =>
+  policies.length === 0 ? nothing("no live sessions", missing) : [policiesTable(policies), "", ...policyNotes(policies)].join("\n")
 
 const killSwitchText = (policy: SessionPolicy): string => {
   const { origin, state } = policy.killSwitch

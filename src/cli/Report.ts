@@ -68,15 +68,23 @@ export const errorJson = (reason: string, message: string, evidence: Record<stri
 export const printData = (json: boolean, encoded: () => unknown, human: () => string): Effect.Effect<void, OutputFailed> =>
   printLine(json ? JSON.stringify(encoded()) : human())
 
-const report = (json: boolean, error: ReportedError): Effect.Effect<never, ExitCode | OutputFailed> => {
+const report = (json: boolean, error: ReportedError, note: string | undefined): Effect.Effect<never, ExitCode | OutputFailed> => {
   const reason = reasonOf(error)
+  const sentence = note === undefined ? error.message : `${error.message} (${note})`
   const print = json
     ? printLine(errorJson(reason, error.message, evidenceOf(error)))
-    : Effect.sync(() => printError(`claude-peers: ${terminalSafe(error.message)}`))
+    : Effect.sync(() => printError(`claude-peers: ${terminalSafe(sentence)}`))
   return Effect.zipRight(print, Effect.fail(new ExitCode({ code: exitCodes[reason] })))
 }
 
+/** What a command adds to a failure's sentence for people, when it knows more than the error; JSON keeps the error's own. */
+export type FailureNote<R> = (error: ReportedError) => Effect.Effect<string | undefined, never, R>
+
 /** Reports a typed failure as the contract says and ends the command with its exit code; lost output stays a failure of its own. */
-export const reportFailures = (json: boolean) =>
-<A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>): Effect.Effect<A, ExitCode | OutputFailed, R> =>
-  Effect.catchAll(effect, (error) => (error._tag === "OutputFailed" ? Effect.fail(error) : report(json, error)))
+export const reportFailures = <R2 = never>(json: boolean, note?: FailureNote<R2>) =>
+<A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>): Effect.Effect<A, ExitCode | OutputFailed, R | R2> =>
+  Effect.catchAll(effect, (error) => {
+    if (error._tag === "OutputFailed") return Effect.fail(error)
+    if (json || note === undefined) return report(json, error, undefined)
+    return Effect.flatMap(note(error), (text) => report(json, error, text))
+  })

@@ -20,3 +20,13 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
     )
     .join("\n")
 }
+
+/** Text of several lines, each made terminal-safe: the line breaks are the text's own. */
+export const terminalSafeLines = (text: string): string => text.split("\n").map(terminalSafe).join("\n")
+
+/** Select Graphic Rendition (colour, bold), the only escape sequence the command itself writes. */
+const sgr = /(\u001b\[[0-9;]*m)/
+
+/** Text that carries its own colours: kept when `colour`, dropped otherwise; everything else terminal-safe. */
+export const withColours = (text: string, colour: boolean): string =>
+  text.split(sgr).map((part, at) => (at % 2 === 1 ? (colour ? part : "") : terminalSafeLines(part))).join("")

@@ -33,6 +33,7 @@ export const policyCommandOf = (
   if (sessionId !== undefined && name !== undefined) {
     return new UsageError({ message: "policy takes a SESSION_ID or --name NAME, not both" })
   }
+  if (sessionId === "") return new UsageError({ message: "policy takes a SESSION_ID, and an empty one names no session" })
   const query = sessionId !== undefined ? { sessionId } : name !== undefined ? { name } : undefined
   return { _tag: "policy", query, managedDirectory }
 }
