@@ -3,6 +3,7 @@
  * command answers the same whichever path parsed it. Each handler is a span named for its command.
  */
 import type { PlatformError } from "@effect/platform/Error"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -15,7 +16,7 @@ import { Files } from "../services/Files.js"
 import { Policy } from "../services/Policy.js"
 import { Registry } from "../services/Registry.js"
 import { Settings } from "../services/Settings.js"
-import { Watch } from "../services/Watch.js"
+import { type NotificationsRefused, Watch } from "../services/Watch.js"
 import type { Command } from "./Invocation.js"
 import { OutputFailed, printError, printLine, stdoutReaderGone } from "./Output.js"
 import {
@@ -106,12 +107,24 @@ const policy = Effect.fn("policy")(function*(json: boolean, command: Extract<Com
   }
 })
 
+/** The one line a watch without change notifications says, on stderr whatever the output format. */
+const sayReadingEveryInterval = ({ directory, error, interval }: NotificationsRefused) =>
+  Effect.sync(() => {
+    const why = error._tag === "SystemError" ? /^E[A-Z]+/.exec(error.description ?? "")?.[0] ?? error.reason : error._tag
+    printError(terminalSafe(
+      `claude-peers: the system refused change notifications for ${directory} (${why}); reading it every ${Duration.toMillis(interval)} ms instead`
+    ))
+  })
+
 /** Until interrupted (a signal ends it with exit 0), or until nobody reads its output. */
 const watch = Effect.fn("watch")(function*(json: boolean, intervalMillis: number | undefined) {
   const signalled = yield* endOnSignal
   const missing = json ? undefined : yield* missingDirectory
   if (missing !== undefined) printError(`claude-peers: ${terminalSafe(missing)} does not exist; watching for sessions to appear there`)
-  const events = (yield* Watch).sessions(intervalMillis === undefined ? {} : { interval: intervalMillis })
+  const events = (yield* Watch).sessions({
+    ...(intervalMillis === undefined ? {} : { interval: intervalMillis }),
+    onNotificationsRefused: sayReadingEveryInterval
+  })
   yield* events.pipe(
     Stream.mapEffect((event) => printLine(json ? JSON.stringify(encodeEvent(event)) : eventLine(event))),
     Stream.takeUntil(stdoutReaderGone),
