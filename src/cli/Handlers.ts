@@ -87,11 +87,26 @@ const settingsGet = Effect.fn("settings get")(function*(json: boolean) {
   yield* printData(json, () => encodeView(view), () => settingsText(view))
 })
 
+/**
+ * An update whose result cannot be printed is still made (its output cannot be tried before the
+ * update, and a full disk is only found out by writing): the command then exits 7, not 0, and says
+ * on stderr what the file now holds, so that nobody takes the update for not done or for done unseen.
+ */
 const settingsUpdate = Effect.fn("settings update")(function*(json: boolean, change: PolicyChange, expectRevision: string | undefined) {
   // A signal must let the lock and the temporary file go, and must not end the command with 0.
   yield* interruptOnSignal
   const view = yield* (yield* Settings).update(change, expectRevision)
-  yield* printData(json, () => encodeView(view), () => settingsText(view))
+  yield* printData(json, () => encodeView(view), () => settingsText(view)).pipe(
+    Effect.mapError((lost) =>
+      new OutputFailed({
+        stream: lost.stream,
+        code: lost.code,
+        done: `the update itself was made: ${view.path} now holds ${
+          view.crossSessionInbound === null ? "no crossSessionInbound" : `crossSessionInbound "${view.crossSessionInbound}"`
+        } (revision ${view.revision})`
+      })
+    )
+  )
 })
 
 /** Every live session's policy as an array, or the one session's as an object, refused as `resolve` refuses. */

@@ -15,7 +15,7 @@ import type {
   NotAddressable,
   NotLive
 } from "../domain/Errors.js"
-import { type OutputFailed, printError, printLine } from "./Output.js"
+import { OutputFailed, printError, printLine } from "./Output.js"
 import { terminalSafe } from "./Text.js"
 
 export type ReportedError =
@@ -72,7 +72,10 @@ const report = (json: boolean, error: ReportedError, note: string | undefined): 
   const reason = reasonOf(error)
   const sentence = note === undefined ? error.message : `${error.message} (${note})`
   const print = json
-    ? printLine(errorJson(reason, error.message, evidenceOf(error)))
+    ? printLine(errorJson(reason, error.message, evidenceOf(error))).pipe(
+      // The JSON error was the answer: whoever reads stderr still learns what it was.
+      Effect.mapError((lost) => new OutputFailed({ stream: lost.stream, code: lost.code, done: `the answer was the error ${reason}: ${error.message}` }))
+    )
     : Effect.sync(() => printError(`claude-peers: ${terminalSafe(sentence)}`))
   return Effect.zipRight(print, Effect.fail(new ExitCode({ code: exitCodes[reason] })))
 }
