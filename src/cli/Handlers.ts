@@ -32,7 +32,7 @@ import {
 } from "./Render.js"
 import { type ExitCode, printData, reportFailures, type ReportedError } from "./Report.js"
 import { endOnSignal, interruptOnSignal } from "./Signals.js"
-import { terminalSafe } from "./Text.js"
+import { jsonText, terminalSafe } from "./Text.js"
 
 const encodeSessions = Schema.encodeSync(Schema.Array(Session))
 const encodeSession = Schema.encodeSync(Session)
@@ -141,7 +141,7 @@ const watch = Effect.fn("watch")(function*(json: boolean, intervalMillis: number
     onNotificationsRefused: sayReadingEveryInterval
   })
   yield* events.pipe(
-    Stream.mapEffect((event) => printLine(json ? JSON.stringify(encodeEvent(event)) : eventLine(event))),
+    Stream.mapEffect((event) => printLine(json ? jsonText(encodeEvent(event)) : eventLine(event))),
     Stream.takeUntil(stdoutReaderGone),
     Stream.interruptWhen(signalled),
     Stream.runDrain

@@ -16,7 +16,7 @@ import type {
   NotLive
 } from "../domain/Errors.js"
 import { OutputFailed, printError, printLine } from "./Output.js"
-import { terminalSafe } from "./Text.js"
+import { jsonText, terminalSafe } from "./Text.js"
 
 export type ReportedError =
   | NotLive
@@ -61,12 +61,12 @@ const evidenceOf = (error: ReportedError): Record<string, unknown> => {
 /** `{"error":{"reason","message",…evidence}}`, the contract's JSON error. */
 export const errorJson = (reason: string, message: string, evidence: Record<string, unknown> = {}): string => {
   const { reason: _reason, ...rest } = evidence
-  return JSON.stringify({ error: { reason, message, ...rest } })
+  return jsonText({ error: { reason, message, ...rest } })
 }
 
 /** Prints a data value: its JSON on stdout with `--json`, otherwise the human rendering. */
 export const printData = (json: boolean, encoded: () => unknown, human: () => string): Effect.Effect<void, OutputFailed> =>
-  printLine(json ? JSON.stringify(encoded()) : human())
+  printLine(json ? jsonText(encoded()) : human())
 
 const report = (json: boolean, error: ReportedError, note: string | undefined): Effect.Effect<never, ExitCode | OutputFailed> => {
   const reason = reasonOf(error)
