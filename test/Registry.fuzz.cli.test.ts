@@ -166,7 +166,7 @@ describe("registry fuzz through the built command (Node layer)", () => {
         }
         fs.rmSync(built.home, { recursive: true, force: true })
       }),
-      { numRuns: 220 }
+      { numRuns: 200 }
     )
   })
 
