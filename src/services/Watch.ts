@@ -134,8 +134,8 @@ export const make = Effect.gen(function*() {
    *
    * A directory that exists but whose notifications the system refuses (inotify instances or
    * watches used up by other programs) is not a reason to stop watching: from then on it yields one
-   * notification per interval, for good, and says so once through `onRefused`. A watch that ended
-   * with exit 7 there would leave its caller blind, while reading costs only the time of a read.
+   * notification per interval, for good, and says so once through `onRefused`. A watch that failed
+   * there would leave its caller blind, while reading costs only the time of a read.
    */
   const directoryChanges = (
     interval: Duration.Duration,
