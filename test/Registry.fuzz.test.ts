@@ -56,6 +56,12 @@ const build = (plans: ReadonlyArray<FilePlan>) => {
   return { world, files }
 }
 
+/**
+ * A turn of the event loop between cases: a case is synchronous work of up to a few hundred
+ * milliseconds, and the test runner's worker must still answer its own messages in between.
+ */
+const letTheLoopRun = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
 const expectTerminalSafe = (text: string, what: string) => {
   const unsafe = terminalUnsafe.exec(text)
   expect(unsafe === null ? null : `${what}: U+${unsafe[0].codePointAt(0)!.toString(16)} at ${unsafe.index}`).toBe(null)
@@ -67,6 +73,7 @@ describe("registry fuzz (memory layer)", () => {
     { plans: registryPlan },
     ({ plans }) =>
       Effect.gen(function*() {
+        yield* letTheLoopRun
         const { files, world } = build(plans)
         const registry = yield* Effect.provide(Registry, world.layerWith({ timing: { tornReadRetry: 0 } }))
         const entries = yield* registry.inspect
@@ -104,6 +111,7 @@ describe("registry fuzz (memory layer)", () => {
     { hostile: fc.array(filePlan, { minLength: 1, maxLength: 3 }) },
     ({ hostile }) =>
       Effect.gen(function*() {
+        yield* letTheLoopRun
         const world = makeMemoryRegistry()
         const { processes } = world.world
         const events = yield* Queue.unbounded<SessionEvent>()
