@@ -64,7 +64,8 @@ const commands: ReadonlyArray<{ readonly args: ReadonlyArray<string>; readonly s
   ["resolve", sessionId],
   ["settings", "get"],
   ["settings", "set", "hold"],
-  ["settings", "reset"]
+  ["settings", "reset"],
+  ["policy"]
 ].flatMap((args) => [{ args, status: 0 }, { args: [...args, "--json"], status: 0 }]).concat([
   { args: ["resolve", "--name", "app", "--json"], status: 0 },
   { args: ["resolve", "no-such-session"], status: 3 },

@@ -105,6 +105,7 @@ const query = fc.constantFrom(
 const command = fc.oneof(
   fc.constant({ args: ["list"] }),
   fc.constant({ args: ["inspect"] }),
+  fc.constant({ args: ["policy", "--managed-dir", path.join(tmp, "no-managed-settings")] }),
   query
 )
 
@@ -139,6 +140,12 @@ describe("registry fuzz through the built command (Node layer)", () => {
               // A header, then one row per file: no verdict is left out.
               expect(result.stdout.trimEnd().split("\n"), context).toHaveLength(built.files.length + 1)
             }
+            break
+          }
+          case "policy": {
+            expect(result.status, context).toBe(0)
+            const pids = liveFiles(built).map((f) => f.pid).sort((a, b) => a - b)
+            if (json) expect((JSON.parse(result.stdout) as Array<{ pid: number }>).map((s) => s.pid), context).toEqual(pids)
             break
           }
           case "list": {
