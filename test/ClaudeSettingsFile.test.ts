@@ -50,6 +50,16 @@ describe("fileOutcome", () => {
     expect(String(reading.value).length).toBeLessThanOrEqual(80)
   })
 
+  it("names a value nested 100,000 levels deep or a million members wide in a few characters, without a stack overflow", () => {
+    const depth = 100_000
+    const deep = read(`{"crossSessionInbound":${"[".repeat(depth)}${"]".repeat(depth)}}`).reading
+    expect(deep).toMatchObject({ state: "invalid", problem: "invalid_value" })
+    expect(deep.value).toBe(`${"[".repeat(77)}...`)
+    const wide = readingOfDocument("projectSettings", null, { crossSessionInbound: { a: Array.from({ length: 1_000_000 }, () => 1) } })
+    expect(String(wide.value)).toMatch(/^\{"a":\[1,1,1,.*\.\.\.$/)
+    expect(String(wide.value).length).toBeLessThanOrEqual(80)
+  })
+
   it("skips a file that is not JSON, or not an object, with the reason and no value", () => {
     expect(read('{"crossSessionInbound": "refuse",,}').reading).toMatchObject({ state: "invalid", problem: "invalid_json", value: null })
     for (const text of ["[]", "null", '"hold"', "3"]) {

@@ -183,6 +183,22 @@ describe("claude-peers policy", { timeout: 120_000 }, () => {
     expect(all.find((p) => p.pid === excluded.pid)).toMatchObject({ effective: "accept", decidedBy: "userSettings" })
   })
 
+  it("a project's settings holding a value nested 10,000 levels deep: the session gets its policy, the value a short name", async () => {
+    const home = makeHome("accept")
+    const project = path.join(tmp, "deep-project")
+    fs.mkdirSync(path.join(project, ".claude"), { recursive: true })
+    fs.writeFileSync(path.join(project, ".claude", "settings.json"), `{"crossSessionInbound":${"[".repeat(10_000)}${"]".repeat(10_000)}}`)
+    const s = await startSession(home, { name: "deep", cwd: project })
+    const json = runCli(["--claude-home", home, "policy", s.sessionId, "--json", "--managed-dir", managed])
+    expect(json.status).toBe(0)
+    const one = JSON.parse(json.stdout) as PolicyJson & { readonly sources: ReadonlyArray<{ readonly source: string; readonly value: unknown }> }
+    expect(one).toMatchObject({ effective: "hold", decidedBy: "invalidSetting" })
+    expect(String(one.sources.find((source) => source.source === "projectSettings")?.value).length).toBeLessThanOrEqual(80)
+    const human = runCli(["--claude-home", home, "policy", "--managed-dir", managed])
+    expect(human.status).toBe(0)
+    expect(human.stderr).toBe("")
+  })
+
   it("human output: a table of session, effective, decided by and certainty; one session adds its sources", async () => {
     const home = makeHome("refuse")
     const s = await startSession(home, { name: "human" })

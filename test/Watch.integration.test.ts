@@ -199,3 +199,66 @@ describe("claude-peers watch", { timeout: 60_000 }, () => {
     }
   })
 })
+
+/**
+ * The system refusing change notifications, for real: the command runs as a uid of its own
+ * (nothing else on the machine uses it, so no other program loses anything), started by a helper
+ * that first takes every inotify instance that uid may have. Its `fs.watch` then fails with EMFILE,
+ * as it does on a machine where editors and language servers used them all.
+ */
+const spareUid = 54321
+/** A Python that a user other than root may run (root's own may live in a home nobody else can read). */
+const python = ["/usr/bin/python3", "/usr/local/bin/python3"].find((candidate) => fs.existsSync(candidate)) ?? "python3"
+const canExhaustInotify = process.getuid?.() === 0 &&
+  spawnSync("setpriv", [`--reuid=${spareUid}`, `--regid=${spareUid}`, "--clear-groups", python, "-c", "pass"]).status === 0 &&
+  spawnSync("sh", ["-c", `ps -eo uid= | grep -qx ' *${spareUid}'`]).status !== 0
+
+describe.runIf(canExhaustInotify)("claude-peers watch without inotify instances (EMFILE, real)", { timeout: 60_000 }, () => {
+  const exhaust = path.resolve(import.meta.dirname, "support/exhaust-inotify.py")
+
+  it("says so once on stderr, reads the directory every interval, and keeps reporting until SIGTERM (exit 0)", async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-watch-emfile-"))
+    const sleeper = startSleeper()
+    const home = path.join(tmp, "home")
+    const sessions = path.join(home, "sessions")
+    fs.mkdirSync(sessions, { recursive: true })
+    fs.mkdirSync(path.join(tmp, "cache"))
+    for (const dir of [tmp, home, sessions, path.join(tmp, "cache")]) fs.chmodSync(dir, 0o777)
+    const file = path.join(sessions, `${sleeper.pid}.json`)
+    const record = (options: RecordOptions = {}) =>
+      recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), pidDomain: linuxPidDomain(), ...options })
+    fs.writeFileSync(file, record({ name: "first" }), { mode: 0o644 })
+    const child = spawn(
+      "setpriv",
+      [`--reuid=${spareUid}`, `--regid=${spareUid}`, "--clear-groups", python, exhaust, process.execPath, binPath, "--claude-home", home, "watch", "--json", "--interval", "300"],
+      { env: { PATH: process.env.PATH, HOME: "/nonexistent-home", CLAUDE_PEERS_CACHE_DIR: path.join(tmp, "cache") }, stdio: ["ignore", "pipe", "pipe"] }
+    )
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    const line = (index: number) =>
+      waitUntil(`line ${index + 1} of the output (stderr: ${stderr})`, 10_000, () => stdout.split("\n").filter((l) => l !== "")[index])
+    try {
+      expect(JSON.parse(await line(0))).toMatchObject({ type: "appeared", session: { pid: sleeper.pid, name: "first" } })
+      await waitUntil("the line on stderr", 10_000, () => (stderr.includes("EMFILE") ? true : undefined))
+      fs.writeFileSync(file, record({ name: "first", status: "busy" }))
+      expect(JSON.parse(await line(1))).toMatchObject({ type: "changed", session: { status: "busy" } })
+      fs.rmSync(file)
+      expect(JSON.parse(await line(2))).toMatchObject({ type: "gone", verdict: "removed" })
+      expect(child.exitCode).toBe(null)
+    } finally {
+      child.kill("SIGTERM")
+    }
+    try {
+      expect(await exited).toBe(0)
+      expect(stderr).toBe(
+        `claude-peers: the system refused change notifications for ${sessions} (EMFILE); reading it every 300 ms instead\n`
+      )
+    } finally {
+      await killAndReap(sleeper)
+      fs.rmSync(tmp, { recursive: true, force: true })
+    }
+  })
+})

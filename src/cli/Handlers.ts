@@ -3,6 +3,7 @@
  * command answers the same whichever path parsed it. Each handler is a span named for its command.
  */
 import type { PlatformError } from "@effect/platform/Error"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -15,7 +16,7 @@ import { Files } from "../services/Files.js"
 import { Policy } from "../services/Policy.js"
 import { Registry } from "../services/Registry.js"
 import { Settings } from "../services/Settings.js"
-import { Watch } from "../services/Watch.js"
+import { type NotificationsRefused, Watch } from "../services/Watch.js"
 import type { Command } from "./Invocation.js"
 import { OutputFailed, printError, printLine, stdoutReaderGone } from "./Output.js"
 import {
@@ -31,7 +32,7 @@ import {
 } from "./Render.js"
 import { type ExitCode, printData, reportFailures, type ReportedError } from "./Report.js"
 import { endOnSignal, interruptOnSignal } from "./Signals.js"
-import { terminalSafe } from "./Text.js"
+import { jsonText, terminalSafe } from "./Text.js"
 
 const encodeSessions = Schema.encodeSync(Schema.Array(Session))
 const encodeSession = Schema.encodeSync(Session)
@@ -86,11 +87,26 @@ const settingsGet = Effect.fn("settings get")(function*(json: boolean) {
   yield* printData(json, () => encodeView(view), () => settingsText(view))
 })
 
+/**
+ * An update whose result cannot be printed is still made (its output cannot be tried before the
+ * update, and a full disk is only found out by writing): the command then exits 7, not 0, and says
+ * on stderr what the file now holds, so that nobody takes the update for not done or for done unseen.
+ */
 const settingsUpdate = Effect.fn("settings update")(function*(json: boolean, change: PolicyChange, expectRevision: string | undefined) {
   // A signal must let the lock and the temporary file go, and must not end the command with 0.
   yield* interruptOnSignal
   const view = yield* (yield* Settings).update(change, expectRevision)
-  yield* printData(json, () => encodeView(view), () => settingsText(view))
+  yield* printData(json, () => encodeView(view), () => settingsText(view)).pipe(
+    Effect.mapError((lost) =>
+      new OutputFailed({
+        stream: lost.stream,
+        code: lost.code,
+        done: `the update itself was made: ${view.path} now holds ${
+          view.crossSessionInbound === null ? "no crossSessionInbound" : `crossSessionInbound "${view.crossSessionInbound}"`
+        } (revision ${view.revision})`
+      })
+    )
+  )
 })
 
 /** Every live session's policy as an array, or the one session's as an object, refused as `resolve` refuses. */
@@ -106,14 +122,26 @@ const policy = Effect.fn("policy")(function*(json: boolean, command: Extract<Com
   }
 })
 
+/** The one line a watch without change notifications says, on stderr whatever the output format. */
+const sayReadingEveryInterval = ({ directory, error, interval }: NotificationsRefused) =>
+  Effect.sync(() => {
+    const why = error._tag === "SystemError" ? /^E[A-Z]+/.exec(error.description ?? "")?.[0] ?? error.reason : error._tag
+    printError(terminalSafe(
+      `claude-peers: the system refused change notifications for ${directory} (${why}); reading it every ${Duration.toMillis(interval)} ms instead`
+    ))
+  })
+
 /** Until interrupted (a signal ends it with exit 0), or until nobody reads its output. */
 const watch = Effect.fn("watch")(function*(json: boolean, intervalMillis: number | undefined) {
   const signalled = yield* endOnSignal
   const missing = json ? undefined : yield* missingDirectory
   if (missing !== undefined) printError(`claude-peers: ${terminalSafe(missing)} does not exist; watching for sessions to appear there`)
-  const events = (yield* Watch).sessions(intervalMillis === undefined ? {} : { interval: intervalMillis })
+  const events = (yield* Watch).sessions({
+    ...(intervalMillis === undefined ? {} : { interval: intervalMillis }),
+    onNotificationsRefused: sayReadingEveryInterval
+  })
   yield* events.pipe(
-    Stream.mapEffect((event) => printLine(json ? JSON.stringify(encodeEvent(event)) : eventLine(event))),
+    Stream.mapEffect((event) => printLine(json ? jsonText(encodeEvent(event)) : eventLine(event))),
     Stream.takeUntil(stdoutReaderGone),
     Stream.interruptWhen(signalled),
     Stream.runDrain

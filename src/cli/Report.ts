@@ -15,8 +15,8 @@ import type {
   NotAddressable,
   NotLive
 } from "../domain/Errors.js"
-import { type OutputFailed, printError, printLine } from "./Output.js"
-import { terminalSafe } from "./Text.js"
+import { OutputFailed, printError, printLine } from "./Output.js"
+import { jsonText, terminalSafe } from "./Text.js"
 
 export type ReportedError =
   | NotLive
@@ -61,18 +61,21 @@ const evidenceOf = (error: ReportedError): Record<string, unknown> => {
 /** `{"error":{"reason","message",…evidence}}`, the contract's JSON error. */
 export const errorJson = (reason: string, message: string, evidence: Record<string, unknown> = {}): string => {
   const { reason: _reason, ...rest } = evidence
-  return JSON.stringify({ error: { reason, message, ...rest } })
+  return jsonText({ error: { reason, message, ...rest } })
 }
 
 /** Prints a data value: its JSON on stdout with `--json`, otherwise the human rendering. */
 export const printData = (json: boolean, encoded: () => unknown, human: () => string): Effect.Effect<void, OutputFailed> =>
-  printLine(json ? JSON.stringify(encoded()) : human())
+  printLine(json ? jsonText(encoded()) : human())
 
 const report = (json: boolean, error: ReportedError, note: string | undefined): Effect.Effect<never, ExitCode | OutputFailed> => {
   const reason = reasonOf(error)
   const sentence = note === undefined ? error.message : `${error.message} (${note})`
   const print = json
-    ? printLine(errorJson(reason, error.message, evidenceOf(error)))
+    ? printLine(errorJson(reason, error.message, evidenceOf(error))).pipe(
+      // The JSON error was the answer: whoever reads stderr still learns what it was.
+      Effect.mapError((lost) => new OutputFailed({ stream: lost.stream, code: lost.code, done: `the answer was the error ${reason}: ${error.message}` }))
+    )
     : Effect.sync(() => printError(`claude-peers: ${terminalSafe(sentence)}`))
   return Effect.zipRight(print, Effect.fail(new ExitCode({ code: exitCodes[reason] })))
 }

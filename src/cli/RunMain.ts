@@ -10,7 +10,7 @@ import * as Exit from "effect/Exit"
 import { OutputFailed, printError, printLine } from "./Output.js"
 import { ExitCode, errorJson, exitCodes, UsageError } from "./Report.js"
 import { interruptedExitCode, setMainFiber } from "./Signals.js"
-import { terminalSafeLines } from "./Text.js"
+import { terminalSafe, terminalSafeLines } from "./Text.js"
 
 /**
  * A usage error: its sentence on stderr, and with `--json` also the contract's JSON error on stdout.
@@ -35,7 +35,7 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>, json: boolean): number =>
       return exitCodes.usage
     }
     if (error instanceof OutputFailed) {
-      printError(`claude-peers: the output could not be written to ${error.stream} (${error.code}); whatever the command did, its result was not delivered`)
+      printError(`claude-peers: ${terminalSafe(error.sentence)}`)
       return exitCodes.io
     }
   }

@@ -11,6 +11,7 @@
  * Claude Code hold messages, so the two must never be confused.
  */
 import { killSwitchInSettings } from "./ClaudeEnvironment.js"
+import { jsonPreview } from "./JsonText.js"
 import type { ReadingProblem, SettingsSource, SourceReading } from "./Policy.js"
 import { settingsKey } from "./Settings.js"
 
@@ -46,12 +47,16 @@ export const parseSettingsText = (text: string): ParsedSettings => {
 
 const isInboundPolicy = (value: unknown): boolean => value === "accept" || value === "hold" || value === "refuse"
 
-/** A value short enough to print: scalars as they are (long strings cut), anything else as a short JSON text. */
+/**
+ * A value short enough to print: scalars as they are (long strings cut), anything else as a short
+ * JSON text. The file is anybody's (a project's settings come with the repository), so the text is
+ * made without `JSON.stringify`, which recurses: a value nested a few thousand levels deep would
+ * overflow the stack and end the command.
+ */
 export const shortValue = (value: unknown): unknown => {
   if (typeof value === "string") return value.length <= 80 ? value : `${value.slice(0, 77)}...`
   if (typeof value !== "object" || value === null) return value
-  const text = JSON.stringify(value)
-  return text.length <= 80 ? text : `${text.slice(0, 77)}...`
+  return jsonPreview(value, 80)
 }
 
 /** The reading of a settings object Claude Code has parsed. */

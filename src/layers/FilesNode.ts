@@ -8,7 +8,7 @@
  * to its rename: any `await` between them hands the event loop, and so the window, to someone else.
  */
 import type { PlatformError, SystemErrorReason } from "@effect/platform/Error"
-import { BadArgument, SystemError } from "@effect/platform/Error"
+import { BadArgument, isPlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -22,11 +22,12 @@ import {
   type EntryType,
   type FileInfo,
   Files,
+  type Owner,
   type ReplaceOutcome,
   type WatchEvent
 } from "../services/Files.js"
 
-const { O_CREAT, O_EXCL, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = NFS.constants
+const { O_CREAT, O_DIRECTORY, O_EXCL, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = NFS.constants
 
 /** Windows has neither flag; 0 keeps the open portable, and `readBounded` makes up for the missing `O_NOFOLLOW`. */
 const noFollow = O_NOFOLLOW ?? 0
@@ -94,7 +95,33 @@ const typeOf = (entry: NFS.Dirent | NFS.Stats): EntryType =>
     ? "CharacterDevice"
     : "Unknown"
 
-const infoOf = (stats: NFS.Stats): FileInfo => ({ type: typeOf(stats), size: stats.size, mode: stats.mode & 0o7777 })
+const infoOf = (stats: NFS.Stats): FileInfo => ({
+  type: typeOf(stats),
+  size: stats.size,
+  mode: stats.mode & 0o7777,
+  uid: stats.uid,
+  gid: stats.gid
+})
+
+/** Owners mean nothing on Windows: there an owner asked for is never given, and never refused. */
+const ownersApply = process.platform !== "win32"
+
+const sameOwner = (stats: { readonly uid: number; readonly gid: number }, owner: Owner) =>
+  stats.uid === owner.uid && stats.gid === owner.gid
+
+/** A refused chown, said as what it means for the file, not as the bare errno. */
+const ownerRefused = (method: string, path: string, owner: Owner) => (cause: unknown): PlatformError => {
+  const code = errnoOf(cause)
+  return new SystemError({
+    reason: reasonOf(code),
+    module: "FileSystem",
+    method,
+    pathOrDescriptor: path,
+    syscall: "fchown",
+    description: `${code ?? "error"}: this process may not give it the owner uid ${owner.uid}, gid ${owner.gid}`,
+    cause
+  })
+}
 
 const attempt = <A>(method: string, path: string, run: () => Promise<A>): Effect.Effect<A, PlatformError> =>
   Effect.tryPromise({ try: run, catch: fromNodeError(method, path) })
@@ -209,9 +236,61 @@ const readBounded = (
   return options.followLinks ? read : Effect.zipRight(refuseLinkWithoutNoFollow(path), read)
 }
 
+/**
+ * Gives a directory this call just created its owner. The directory is opened without following a
+ * link and changed through its descriptor: whoever may write its parent could have put a link to
+ * another directory in its place, and root must not hand that one over.
+ */
+const giveDirectoryOwner = (path: string, owner: Owner): void => {
+  const fd = NFS.openSync(path, O_RDONLY | (O_DIRECTORY ?? 0) | noFollow)
+  try {
+    if (sameOwner(NFS.fstatSync(fd), owner)) return
+    try {
+      NFS.fchownSync(fd, owner.uid, owner.gid)
+    } catch (error) {
+      throw ownerRefused("makeDirectory", path, owner)(error)
+    }
+  } finally {
+    closeSyncQuietly(fd)
+  }
+}
+
+/** `mkdir -p` one level at a time, so that each directory it creates, and only those, gets `owner`. */
+const makeOwnedDirectories = (path: string, mode: number, owner: Owner): void => {
+  const absolute = Path.resolve(path)
+  const { root } = Path.parse(absolute)
+  const parts = absolute.slice(root.length).split(Path.sep).filter((part) => part !== "")
+  let prefix = root
+  for (const part of parts) {
+    prefix = Path.join(prefix, part)
+    try {
+      NFS.mkdirSync(prefix, { mode })
+    } catch (error) {
+      if (errnoOf(error) !== "EEXIST" || !NFS.statSync(prefix).isDirectory()) throw error
+      continue
+    }
+    try {
+      giveDirectoryOwner(prefix, owner)
+    } catch (error) {
+      // A directory that could not be given its owner is this call's own, and still empty.
+      try {
+        NFS.rmdirSync(prefix)
+      } catch {
+        // Somebody wrote into it meanwhile: it is theirs to keep.
+      }
+      throw error
+    }
+  }
+}
+
 /** The umask applies to the directories created, as it does for `mkdir -p`. */
-const makeDirectory = (path: string, mode: number) =>
-  attempt("makeDirectory", path, () => NFS.promises.mkdir(path, { recursive: true, mode })).pipe(Effect.asVoid)
+const makeDirectory = (path: string, mode: number, owner?: Owner): Effect.Effect<void, PlatformError> =>
+  owner === undefined || !ownersApply
+    ? attempt("makeDirectory", path, () => NFS.promises.mkdir(path, { recursive: true, mode })).pipe(Effect.asVoid)
+    : Effect.try({
+      try: () => makeOwnedDirectories(path, mode, owner),
+      catch: (error) => (isPlatformError(error) ? error : fromNodeError("makeDirectory", path)(error))
+    })
 
 const removeQuietly = (path: string) => Effect.promise(() => NFS.promises.unlink(path).catch(() => undefined))
 
@@ -220,18 +299,28 @@ const removeQuietly = (path: string) => Effect.promise(() => NFS.promises.unlink
  * systems that would follow one. `fchmod` sets the mode on the descriptor, so the umask, which only
  * narrows the mode given to `open`, cannot leave the file with other bits than asked.
  */
-const writeNewFile = (path: string, bytes: Uint8Array, mode: number) =>
+const writeNewFile = (path: string, bytes: Uint8Array, mode: number, owner?: Owner) =>
   Effect.acquireUseRelease(
     attempt("writeNewFile", path, () => NFS.promises.open(path, O_WRONLY | O_CREAT | O_EXCL | noFollow, mode)),
     (handle) =>
-      attempt("writeNewFile", path, async () => {
-        await handle.writeFile(bytes)
-        await handle.chmod(mode)
-        await handle.sync()
-      }),
+      attempt("writeNewFile", path, () => handle.writeFile(bytes)).pipe(
+        // The owner before the mode: a chown may clear the set-id bits that the mode then sets.
+        Effect.zipRight(owner === undefined || !ownersApply ? Effect.void : giveOwner(handle, path, owner)),
+        Effect.zipRight(attempt("writeNewFile", path, async () => {
+          await handle.chmod(mode)
+          await handle.sync()
+        }))
+      ),
     // A half-written file must not outlive the failure: whoever reads it next would take it for ours.
     (handle, exit) => Effect.zipRight(closeQuietly(handle), Exit.isFailure(exit) ? removeQuietly(path) : Effect.void)
   )
+
+/** An owner equal to the one the file got from its creator needs no chown, and so no privilege. */
+const giveOwner = (handle: FileHandle, path: string, owner: Owner): Effect.Effect<void, PlatformError> =>
+  Effect.flatMap(attempt("writeNewFile", path, () => handle.stat()), (stats) =>
+    sameOwner(stats, owner)
+      ? Effect.void
+      : Effect.tryPromise({ try: () => handle.chown(owner.uid, owner.gid), catch: ownerRefused("writeNewFile", path, owner) }))
 
 const readSyncAtMost = (fd: number, maxBytes: number): Uint8Array | null => {
   const buffer = Buffer.alloc(maxBytes + 1)

@@ -6,7 +6,7 @@
 import * as Layer from "effect/Layer"
 import * as ClaudeHome from "../services/ClaudeHome.js"
 import * as FilesMemory from "./FilesMemory.js"
-import { makeMemoryTree, type MemoryTree } from "./MemoryTree.js"
+import { makeMemoryTree, type MemoryTree, type MemoryUser } from "./MemoryTree.js"
 import * as ProcessProbeMemory from "./ProcessProbeMemory.js"
 import { type CommonOptions, layerServices, type Services } from "./Services.js"
 
@@ -24,10 +24,12 @@ export interface MemoryWorldOptions extends ProcessProbeMemory.MemoryProcessesOp
   readonly claudeHome?: string | undefined
   /** Where the managed settings are in the tree (default: the platform's, `/etc/claude-code` on Linux; not created). */
   readonly managedSettingsDirectory?: string | undefined
+  /** The user the program runs as in the tree (default uid 1000, gid 1000; uid 0 is root). */
+  readonly user?: MemoryUser | undefined
 }
 
 export const makeMemoryWorld = (options: MemoryWorldOptions = {}): MemoryWorld => ({
-  tree: makeMemoryTree(),
+  tree: makeMemoryTree({ user: options.user }),
   processes: ProcessProbeMemory.makeMemoryProcesses(options),
   home: ClaudeHome.make(options.claudeHome ?? "/home/user/.claude", options)
 })
