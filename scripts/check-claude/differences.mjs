@@ -20,7 +20,7 @@ export const differences = [
   },
   {
     id: "killed-job",
-    claudeAgents: "a background job whose process was killed stays listed for a few seconds (5 to 15 s seen), with no `pid`, until the background service settles or restarts it",
+    claudeAgents: "a background job that no process runs stays listed, with no `pid` and the job's last state: after a kill for 5 to 15 s, until the background service settles or restarts it (and for minutes, once, a job whose worker was killed as it started)",
     claudePeers: "its record is `dead` at once: not in `list`, and `resolve` refuses it (`not_live`)",
     why: "no process runs the job. A restarted job is a new process with its own record, listed when it appears"
   },
@@ -28,7 +28,7 @@ export const differences = [
     id: "zombie",
     claudeAgents: "lists a record whose process has exited but is not reaped yet (`kill(pid, 0)` succeeds on a zombie)",
     claudePeers: "`dead` (the process is in state `Z` in `/proc/<pid>/stat`)",
-    why: "a zombie runs nothing and reads no message. \"Move to background and exit\" leaves one for a moment"
+    why: "a zombie runs nothing and reads no message (\"Move to background and exit\" leaves the window's process one for a moment, after removing its record)"
   },
   {
     id: "spare",
@@ -50,7 +50,7 @@ export const differences = [
   },
   {
     id: "shared-name",
-    claudeAgents: "lists every session, also when two live ones have the same name (derived names collide one time in 256; jobs moved to the background without a prompt of their own are all `(backgrounded)`)",
+    claudeAgents: "lists every session, also when two live ones have the same name (derived names `<dir>-<2 hex>` collide one time in 256; a job moved to the background from a conversation without a typed prompt, only `!` commands for example, is named `(backgrounded)`)",
     claudePeers: "lists them with `address: \"uds:<socket>\"`; `resolve ID` refuses with `identity_mismatch` (exit 4) unless given `--allow-shared-name`, and `resolve --name` refuses",
     why: "the name is the address a sender uses: a message sent by a shared name could reach the other session. The id and the socket are still unambiguous"
   },
