@@ -482,13 +482,18 @@ const main = async () => {
   tmux.press("shell", "Enter")
   // The window hands its conversation to a job, removes its record and exits; its process is a
   // zombie for a moment (until tmux reaps it). Watched here only to report it.
-  const states = new Set()
+  const exitAsked = Date.now()
+  let zombieSince
   const windowEnd = waitFor("shell's window process to exit", () => {
     const stat = processStat(shellWindow.pid)
-    if (stat !== null) states.add(stat.state)
+    if (stat?.state === "Z") zombieSince ??= Date.now()
     return stat === null
   }, { timeoutMs: 60_000, intervalMs: 5 }).then(
-    () => `its process exited${states.has("Z") ? " (seen as a zombie for a moment)" : ""}`,
+    () => {
+      const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)} s`
+      return `its process was reaped ${seconds(exitAsked)} after the exit was asked` +
+        (zombieSince === undefined ? "" : `, after ${seconds(zombieSince)} as a zombie`)
+    },
     () => {
       const threads = (() => {
         try {
