@@ -426,6 +426,13 @@ const main = async () => {
         const query = "  REVIEW  BOT "
         nameResolves.set(named.pid, { query, ...await resolveOutcome(["--name", query]) })
       }
+      // A shared name must be refused by name too.
+      const byName = new Map()
+      for (const session of list.json) {
+        if (resolves.get(session.sessionId)?.error?.shared !== "name") continue
+        byName.set(session.name, byName.get(session.name) ?? await resolveOutcome(["--name", session.name]))
+        nameResolves.set(session.pid, { query: session.name, ...byName.get(session.name) })
+      }
       const listAfter = await peers(["list"])
       const agentsAfter = await claudeAgents()
       // A job that no process runs may leave claude agents in the meantime: the rows keep what it

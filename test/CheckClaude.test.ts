@@ -77,13 +77,14 @@ const snapshotOf = (parts: Partial<Snapshot>): Snapshot => ({
 })
 
 /** One session that both sides list, with what resolve said about its id. */
-const bothList = (pid: number, overrides: { record?: Json; agents?: Json } = {}, resolve?: Json) => {
+const bothList = (pid: number, overrides: { record?: Json; agents?: Json } = {}, resolve?: Json, byName?: Json) => {
   const { agents, session } = live(pid, overrides)
   return compareSnapshot(snapshotOf({
     agents: [agents],
     list: [session],
     inspect: [file(pid, "live")],
-    resolves: new Map([[sessionIdOf(pid), resolve ?? resolved(session)]])
+    resolves: new Map([[sessionIdOf(pid), resolve ?? resolved(session)]]),
+    nameResolves: new Map(byName === undefined ? [] : [[pid, { query: `work-${pid}`, ...byName }]])
   }))
 }
 
@@ -154,6 +155,16 @@ describe("the check's judgement", () => {
     expect(documentedIds(answered)).toEqual(["shared-name"])
     const still = bothList(17, {}, { ...refused(4, sharedName), allowSharedName: refused(4, sharedName) })
     expect(still.some(isUndocumented)).toBe(true)
+  })
+
+  it("documents a refusal by name only for a name that resolving the id found shared", () => {
+    const { session } = live(25)
+    const sharedName = { reason: "identity_mismatch", shared: "name" }
+    const shared = bothList(25, {}, { ...refused(4, sharedName), allowSharedName: resolved(session) }, refused(4, { reason: "identity_mismatch", shared: "query" }))
+    expect(new Set(documentedIds(shared))).toEqual(new Set(["shared-name"]))
+    const unique = bothList(26, {}, undefined, refused(4, { reason: "identity_mismatch", shared: "query" }))
+    expect(unique.some(isUndocumented)).toBe(true)
+    expect(bothList(27, {}, undefined, resolved(live(27).session)).map((row) => row.judgement)).toEqual(["agree"])
   })
 
   it("documents an id that two live records carry", () => {

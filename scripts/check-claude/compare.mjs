@@ -54,7 +54,9 @@ const outcome = (result, pid) => {
   if (result === undefined) return dash
   if (result.exit === 0) return result.session?.pid === pid ? "ok" : `ok: pid ${result.session?.pid}`
   const reason = result.error?.reason ?? "?"
-  const shared = reason === "identity_mismatch" ? ` (${result.error.shared === "query" ? "id" : result.error.shared} shared)` : ""
+  // `shared: "query"`: what was asked (the id, or the name of a --name query) belongs to several.
+  const asked = result.query === undefined ? "id" : "name"
+  const shared = reason === "identity_mismatch" ? ` (${result.error.shared === "query" ? asked : result.error.shared} shared)` : ""
   return `${result.exit} ${reason}${shared}`
 }
 
@@ -87,8 +89,13 @@ const resolveFindings = (pid, session, result, nameResult) => {
       findings.push(undocumented(`claude agents lists it, resolve refuses: ${outcome(result, pid)}`))
     }
   }
-  if (nameResult !== undefined && nameResult.exit !== 0 && nameResult.error?.reason !== "identity_mismatch") {
-    findings.push(undocumented(`resolve --name ${JSON.stringify(nameResult.query)} refuses: ${outcome(nameResult, pid)}`))
+  const nameShared = result.error?.reason === "identity_mismatch" && result.error.shared === "name"
+  if (nameResult !== undefined && nameResult.exit !== 0) {
+    if (nameShared && nameResult.error?.reason === "identity_mismatch") {
+      findings.push(documented("shared-name", "the shared name is refused by name too"))
+    } else {
+      findings.push(undocumented(`resolve --name ${JSON.stringify(nameResult.query)} refuses: ${outcome(nameResult, pid)}`))
+    }
   }
   if (nameResult?.exit === 0 && nameResult.session?.pid !== pid) {
     findings.push(undocumented(`resolve --name ${JSON.stringify(nameResult.query)} answered pid ${nameResult.session?.pid}`))
