@@ -2,8 +2,8 @@
 /**
  * `npm run check:claude`: claude-peers against the real Claude Code.
  *
- * Installs Claude Code 2.1.332 (pinned) into `.cache/claude-code/`, runs real sessions of it offline in
- * a private tmux server with a throw-away home, drives them into every kind of session it runs
+ * Installs Claude Code 2.1.332 (pinned) into `.cache/claude-code/`, runs real sessions of it against a
+ * local stand-in for its API (mock-api.mjs) in a private tmux server with a throw-away home, drives them into every kind of session it runs
  * (idle, two in one directory, busy, waiting, a background shell, parked with ← with its job and
  * spare workers, jobs that share the name `(backgrounded)`, `--restricted`, `--name`, `-p`, a second
  * process on a live session id, SIGKILL, SIGTERM, "Move to background and exit", a killed job, and
@@ -208,6 +208,7 @@ const main = async () => {
     return undefined
   }
   const jobRecord = (jobId) => {
+    if (typeof jobId !== "string") return undefined
     for (const [pid, record] of readRecords()) {
       if (record.jobId === jobId && record.spare !== true && record.parkedJobId === undefined) return { pid, record }
     }
@@ -261,11 +262,20 @@ const main = async () => {
     await typed(label, text)
     tmux.press(label, "Enter")
   }
+  /** The job's state as Claude Code's background service writes it, or undefined. */
+  const jobState = (jobId) => {
+    try {
+      return JSON.parse(readFileSync(join(home, "jobs", jobId, "state.json"), "utf8"))
+    } catch {
+      return undefined
+    }
+  }
   /**
    * ← at an empty prompt: the window parks and its conversation starts as a background job, on a
-   * spare worker when one is ready. A claim of a spare that is still starting has been seen to end
-   * with the job killed about 14 s later (on this loaded 2-core machine), so every background
-   * record must carry a status first.
+   * spare worker when one is ready. Resolves to the job's record, or to undefined when the job
+   * ended before it registered: on this loaded 2-core machine about one park in five did (the job
+   * "settled (killed)" some 14 s after it claimed a spare, in the background service's log), so
+   * every background record must carry a status first, and the caller may try again.
    */
   const park = async (label) => {
     await waitFor("the background workers to be ready", () =>
@@ -277,25 +287,35 @@ const main = async () => {
       return typeof found?.record.parkedJobId === "string" ? found : undefined
     })
     const jobId = window.record.parkedJobId
-    try {
-      const job = await waitFor(`the job ${jobId} of ${label} to register`, () => {
-        const found = jobRecord(jobId)
-        return typeof found?.record.status === "string" ? found : undefined
-      }, { timeoutMs: 90_000, intervalMs: 500 })
+    const ended = () => ["stopped", "failed", "done"].includes(jobState(jobId)?.state)
+    const job = await waitFor(`the job ${jobId} of ${label} to register`, () => {
+      const found = jobRecord(jobId)
+      return typeof found?.record.status === "string" ? found : ended() ? "ended" : undefined
+    }, { timeoutMs: 90_000, intervalMs: 500 }).catch((error) => {
+      if (error instanceof CheckFailed) return error.message
+      throw error
+    })
+    if (typeof job !== "string") {
       log(`${label}: parked; its job ${jobId} runs as pid ${job.pid}, named ${JSON.stringify(job.record.name)}`)
       return job
-    } catch (error) {
-      if (!(error instanceof CheckFailed)) throw error
-      let state = "no state file"
-      try {
-        const job = JSON.parse(readFileSync(join(home, "jobs", jobId, "state.json"), "utf8"))
-        state = `its state file says ${JSON.stringify(job.state)}: ${JSON.stringify(job.detail)}`
-      } catch {
-        // no state file
-      }
-      log(`${label}: parked, but its job ${jobId} never registered (${error.message}; ${state}); going on without it`)
-      return undefined
     }
+    const state = jobState(jobId)
+    log(`${label}: parked, but its job ${jobId} never registered (${job === "ended" ? "it ended first" : job}; ` +
+      `its state: ${JSON.stringify(state?.state)}, ${JSON.stringify(state?.detail)})`)
+    return undefined
+  }
+  /**
+   * Parks `label` after `prepare`, and when its job never registers, once more with a new window
+   * (`<label>-again`); the first window stays, as a parked window whose job has ended.
+   */
+  const parkOrRetry = async (label, cwd, prepare) => {
+    await prepare(label)
+    if ((await park(label)) !== undefined) return
+    const again = `${label}-again`
+    start(again, cwd)
+    await up(again)
+    await prepare(again)
+    if ((await park(again)) === undefined) log(`${again}: its job never registered either; going on without it`)
   }
   /** A `!` shell command: the conversation then holds no prompt of its own, so its job is `(backgrounded)`. */
   const shellCommand = async (label, command) => {
@@ -341,11 +361,9 @@ const main = async () => {
   // One park at a time: when two windows park at once, Claude Code 2.1.332's background service
   // has been seen to hand both the same spare worker and kill one of the jobs.
   const parks = async () => {
-    await park("park-empty")
-    await shellCommand("park-shared-1", "echo one")
-    await park("park-shared-1")
-    await shellCommand("park-shared-2", "echo two")
-    await park("park-shared-2")
+    await parkOrRetry("park-empty", work, async () => {})
+    await parkOrRetry("park-shared-1", work, (label) => shellCommand(label, "echo one"))
+    await parkOrRetry("park-shared-2", work, (label) => shellCommand(label, "echo two"))
   }
   await Promise.all([
     submit("busy", "HOLD-BUSY").then(() => statusOf("busy", "busy")),
@@ -522,11 +540,14 @@ const main = async () => {
     return false
   }, { timeoutMs: 90_000, intervalMs: 500 })
 
+  /** The window of `label` whose job runs (the retry's, when the first job never registered). */
+  const parkedWithJob = (label) =>
+    [label, `${label}-again`].map(windowOf).find((window) => jobRecord(window?.record.parkedJobId) !== undefined)
   const victims = {
     sigkill: windowOf("sigkill"),
     sigterm: windowOf("sigterm"),
-    parkedWindow: windowOf("park-shared-2"),
-    job: jobRecord(windowOf("park-empty")?.record.parkedJobId)
+    parkedWindow: parkedWithJob("park-shared-2"),
+    job: jobRecord(parkedWithJob("park-empty")?.record.parkedJobId)
   }
   const signal = (what, found, name) => {
     if (found === undefined) return log(`${what}: nothing to kill (it never registered)`)
@@ -535,8 +556,8 @@ const main = async () => {
   }
   signal("sigkill", victims.sigkill, "SIGKILL")
   signal("sigterm", victims.sigterm, "SIGTERM")
-  signal("park-shared-2's window", victims.parkedWindow, "SIGKILL")
-  signal("park-empty's job", victims.job, "SIGKILL")
+  signal("a parked window (park-shared-2)", victims.parkedWindow, "SIGKILL")
+  signal("the job of park-empty", victims.job, "SIGKILL")
   await waitFor("the killed processes to end", () =>
     Object.values(victims).every((found) => found === undefined || !isRunning(found.pid)))
   if (victims.sigterm !== undefined) {

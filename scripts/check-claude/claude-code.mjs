@@ -1,7 +1,8 @@
 /**
  * The real Claude Code, pinned, installed into a cache inside this repository (git-ignored), and the
- * throw-away home it runs in: offline, with a fake API key that it has been told to accept, onboarding
- * done and the work directories trusted, so that it goes straight to its prompt.
+ * throw-away home it runs in: a fake API key that it has been told to accept (its API is the check's
+ * local stand-in), onboarding done and the work directories trusted, so that it goes straight to its
+ * prompt.
  */
 import { spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, writeFileSync } from "node:fs"
