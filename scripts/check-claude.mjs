@@ -3,14 +3,15 @@
  * `npm run check:claude`: claude-peers against the real Claude Code.
  *
  * Installs Claude Code 2.1.332 (pinned) into `.cache/claude-code/`, runs real sessions of it against a
- * local stand-in for its API (mock-api.mjs) in a private tmux server with a throw-away home, drives them into every kind of session it runs
- * (idle, two in one directory, busy, waiting, a background shell, parked with ← with its job and
- * spare workers, jobs that share the name `(backgrounded)`, `--restricted`, `--name`, `-p`, a second
- * process on a live session id, SIGKILL, SIGTERM, "Move to background and exit", a killed job, and
- * records copied onto a live pid and onto a zombie), and prints, for three moments, one table row per
- * session: what `claude agents --json` says, what `claude-peers list`, `inspect` and `resolve` say,
- * and whether they agree. A difference is "documented" only when it is one of
- * `scripts/check-claude/differences.mjs`, which is also the README's table; any other fails the check.
+ * local stand-in for its API (mock-api.mjs) in a private tmux server with a throw-away home, drives
+ * them into every kind of session it runs (idle, two in one directory, busy, waiting, a background
+ * shell, parked with ← with its job and spare workers, jobs that share the name `(backgrounded)`,
+ * `--restricted`, `--name`, `-p`, a second process on a live session id, SIGKILL, SIGTERM, "Move to
+ * background and exit", a killed job, and records copied onto a live pid and onto a zombie), and
+ * prints, for three moments, one table row per session: what `claude agents --json` says, what
+ * `claude-peers list`, `inspect` and `resolve` say, and whether they agree. A difference is
+ * "documented" only when it is one of `scripts/check-claude/differences.mjs`, which is also the
+ * README's table; any other fails the check.
  *
  * Needs Linux, tmux, network access for the first install, and a built claude-peers (`npm run
  * build`; the npm script does it). Progress goes to stderr, the tables to stdout. Exit codes: 0 no
