@@ -167,9 +167,26 @@ describe("the check's judgement", () => {
     expect(bothList(27, {}, undefined, resolved(live(27).session)).map((row) => row.judgement)).toEqual(["agree"])
   })
 
-  it("documents an id that two live records carry", () => {
-    const rows = bothList(18, {}, refused(4, { reason: "identity_mismatch", shared: "query" }))
-    expect(documentedIds(rows)).toEqual(["duplicate-session-id"])
+  it("documents an id that two live records carry, when claude agents lists both", () => {
+    const twin = live(28, { record: { sessionId: sessionIdOf(18) }, agents: { sessionId: sessionIdOf(18) } })
+    const refusal = refused(4, { reason: "identity_mismatch", shared: "query", candidates: [{ pid: 18 }, { pid: 28 }] })
+    const { agents: first, session } = live(18)
+    const both = compareSnapshot(snapshotOf({
+      agents: [first, twin.agents],
+      list: [session, twin.session],
+      inspect: [file(18, "live"), file(28, "live")],
+      resolves: new Map([[sessionIdOf(18), refusal]])
+    }))
+    expect(new Set(documentedIds(both))).toEqual(new Set(["duplicate-session-id"]))
+    // A competitor that claude agents does not list: the refusal is not Claude Code's view.
+    const alone = compareSnapshot(snapshotOf({
+      agents: [first],
+      list: [session],
+      inspect: [file(18, "live")],
+      resolves: new Map([[sessionIdOf(18), refusal]])
+    }))
+    expect(alone.flatMap((row) => row.findings).filter((f) => f.id === null).map((f) => f.text))
+      .toEqual(["resolve names competitors that claude agents does not list: pids 28"])
   })
 
   it("documents a background job's shape, and fails a job id that differs", () => {

@@ -67,10 +67,17 @@ const resolveCell = (pid, result, nameResult) => {
   return outcome(result, pid) + withShared + byName
 }
 
-/** What claude-peers' resolve said about a session that both list. */
-const resolveFindings = (pid, session, result, nameResult) => {
+/**
+ * What claude-peers' resolve said about a session that both list. A refusal for a shared id or
+ * name names its competitors, and claude agents must list every one of them.
+ */
+const resolveFindings = (pid, session, result, nameResult, listedByAgents) => {
   const findings = []
   if (result === undefined) return [undocumented("resolve was not run")]
+  for (const refusal of [result, result.allowSharedName, nameResult]) {
+    const unseen = (refusal?.error?.candidates ?? []).map((c) => c.pid).filter((p) => !listedByAgents(p))
+    if (unseen.length > 0) findings.push(undocumented(`resolve names competitors that claude agents does not list: pids ${unseen.join(", ")}`))
+  }
   if (result.exit === 0) {
     if (result.session?.pid !== pid) findings.push(undocumented(`resolve answered pid ${result.session?.pid}`))
   } else {
@@ -109,7 +116,7 @@ const sameStatus = (entry, session) => {
 }
 
 /** Both list it: the same session, told alike? */
-const listedByBoth = (pid, entry, session, result, nameResult) => {
+const listedByBoth = (pid, entry, session, result, nameResult, listedByAgents) => {
   const findings = []
   const fields = [
     ["sessionId", entry.sessionId, session.sessionId],
@@ -136,7 +143,7 @@ const listedByBoth = (pid, entry, session, result, nameResult) => {
   if ((entry.waitingFor ?? null) !== session.waitingFor) {
     findings.push(undocumented(`waitingFor: claude agents ${entry.waitingFor ?? "none"}, list ${session.waitingFor}`))
   }
-  return [...findings, ...resolveFindings(pid, session, result, nameResult)]
+  return [...findings, ...resolveFindings(pid, session, result, nameResult, listedByAgents)]
 }
 
 /**
@@ -189,7 +196,7 @@ export const compareSnapshot = (snapshot) => {
     const nameResult = snapshot.nameResolves.get(pid)
     let findings
     if (entry !== undefined && session !== undefined) {
-      findings = listedByBoth(pid, entry, session, result, nameResult)
+      findings = listedByBoth(pid, entry, session, result, nameResult, (p) => agentsByPid.has(p))
     } else if (entry !== undefined) {
       findings = file?.verdict === "dead" && snapshot.processStates.get(pid) === "Z"
         ? [documented("zombie", "a zombie: listed there, dead here")]
