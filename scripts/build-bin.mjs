@@ -19,7 +19,8 @@
  *   `// {"entry":[start,end,lineOffset],"claude-peers:direct":[…],"claude-peers:command-line":[…]}`.
  *
  * `node scripts/build-bin.mjs --analyze` also prints what dominates each part. For profiling,
- * `OUT=file` writes elsewhere and `NOMINIFY=1` keeps the names.
+ * `OUT=file` writes elsewhere, `NOMINIFY=1` keeps the names and `EAGER_ERRORS=1` builds the error
+ * classes at start-up, as the library does.
  */
 import * as esbuild from "esbuild"
 import * as fs from "node:fs"
@@ -88,6 +89,24 @@ function hasProcessStdoutOrDeno() { return hasProcessStdout() || "Deno" in globa
   }
 }
 
+/**
+ * The library builds its error classes when their module is imported (`src/domain/ErrorClasses.ts`):
+ * a library user's failing `Effect.runSyncExit` must get its typed failure, so nothing may make a
+ * failure wait for a module to load. The command puts `ErrorClassesOnFirstUse.ts` in that module's
+ * place, which builds the same classes, still synchronously, on the first failure: a command that
+ * succeeds never builds them. Only our own module is replaced; `EAGER_ERRORS=1` keeps the library's.
+ */
+const errorClassesPlugin = {
+  name: "error-classes-on-first-use",
+  setup(build) {
+    if (process.env.EAGER_ERRORS !== undefined) return
+    build.onResolve({ filter: /^\.\/ErrorClasses\.js$/ }, (args) =>
+      path.dirname(args.importer) === path.join(root, "src", "domain")
+        ? { path: path.join(root, "src", "domain", "ErrorClassesOnFirstUse.ts") }
+        : undefined)
+  }
+}
+
 const bundle = (entry, plugins) =>
   esbuild.build({
     absWorkingDir: root,
@@ -106,7 +125,7 @@ const bundle = (entry, plugins) =>
     supported: { "dynamic-import": false },
     legalComments: "none",
     metafile: true,
-    plugins: [lazyStdoutPlugin, ...plugins],
+    plugins: [lazyStdoutPlugin, errorClassesPlugin, ...plugins],
     logLevel: "warning"
   })
 

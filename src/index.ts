@@ -1,7 +1,7 @@
 /**
  * claude-peers: find the Claude Code sessions that are really running, resolve a session id to its
- * live process without ever pointing at the wrong one, and read and safely update Claude Code's
- * user-level policy for messages between sessions.
+ * live process without ever pointing at the wrong one, read and safely update Claude Code's
+ * user-level policy for messages between sessions, and tell the policy in effect for each session.
  *
  * The services are tags with their `layer`; `layerNode` (`claude-peers/node`) provides all of them
  * on the real machine, `layerMemory` (`claude-peers/testing`) in memory.
@@ -9,6 +9,7 @@
 export * as Registry from "./services/Registry.js"
 export * as Settings from "./services/Settings.js"
 export * as Watch from "./services/Watch.js"
+export * as Policy from "./services/Policy.js"
 export * as Timing from "./services/Timing.js"
 
 export * as ClaudeHome from "./services/ClaudeHome.js"
@@ -29,6 +30,7 @@ export {
   SettingsProblem
 } from "./domain/Errors.js"
 export { normalizeName } from "./domain/Names.js"
+export { SessionPolicy } from "./domain/Policy.js"
 export { RecordDescription } from "./domain/Record.js"
 export { Session } from "./domain/Session.js"
 export { Appeared, Changed, Gone, GoneVerdict, SessionEvent } from "./domain/SessionEvent.js"

@@ -5,7 +5,14 @@
  */
 export { layerMemory, makeMemoryWorld, type MemoryOptions, type MemoryWorld, type MemoryWorldOptions } from "./layers/Memory.js"
 export { layer as layerFiles } from "./layers/FilesMemory.js"
-export { makeMemoryTree, type MemoryTree, type SpecialType } from "./layers/MemoryTree.js"
+export {
+  makeMemoryTree,
+  type MemoryTree,
+  type MemoryTreeOptions,
+  type MemoryUser,
+  type SpecialType,
+  type WatchRefusal
+} from "./layers/MemoryTree.js"
 export {
   layer as layerProcessProbe,
   makeMemoryProcesses,

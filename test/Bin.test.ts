@@ -176,18 +176,18 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
   it("the direct `list` path and the full command line answer alike, failures included", () => {
     const cacheDir = freshDir("cache")
     const env = { CLAUDE_PEERS_CACHE_DIR: cacheDir }
-    // `--claude-home=DIR` is not a spelling the direct path takes: it goes through @effect/cli.
+    // A final `--` is not a spelling the direct path takes: it goes through @effect/cli.
     const direct = run(bin, ["--claude-home", home, "list", "--json"], env)
-    const parsed = run(bin, [`--claude-home=${home}`, "list", "--json"], env)
+    const parsed = run(bin, [`--claude-home=${home}`, "list", "--json", "--"], env)
     expect(parsed).toEqual(direct)
-    expect(run(bin, [`--claude-home=${home}`, "list"], env)).toEqual(run(bin, ["--claude-home", home, "list"], env))
+    expect(run(bin, [`--claude-home=${home}`, "list", "--"], env)).toEqual(run(bin, ["--claude-home", home, "list"], env))
     // A registry path that is a file: the same `io` failure, reason and exit code, both ways.
     const fileHome = freshDir("file-home")
     fs.writeFileSync(path.join(fileHome, "sessions"), "")
     const directFailure = run(bin, ["--claude-home", fileHome, "list", "--json"], env)
     expect(directFailure.status).toBe(7)
     expect(JSON.parse(directFailure.stdout)).toMatchObject({ error: { reason: "io" } })
-    expect(run(bin, [`--claude-home=${fileHome}`, "list", "--json"], env)).toEqual(directFailure)
+    expect(run(bin, [`--claude-home=${fileHome}`, "list", "--json", "--"], env)).toEqual(directFailure)
     // Anything else goes to the parser, which owns usage errors.
     expect(run(bin, ["--claude-home", home, "list", "--bogus"], env).status).toBe(2)
     // Each path keeps its own cache, so that `list`'s holds nothing of the parser.

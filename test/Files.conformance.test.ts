@@ -11,8 +11,8 @@ import * as OS from "node:os"
 import * as Path from "node:path"
 import * as FilesMemory from "../src/layers/FilesMemory.js"
 import * as FilesNode from "../src/layers/FilesNode.js"
-import { makeMemoryTree, type MemoryTree } from "../src/layers/MemoryTree.js"
-import { Files } from "../src/services/Files.js"
+import { makeMemoryTree, type MemoryTree, type MemoryUser } from "../src/layers/MemoryTree.js"
+import { Files, type Owner } from "../src/services/Files.js"
 
 /** How a test arranges the world on either backend, as another process would. */
 class Fixture extends Context.Tag("test/Fixture")<Fixture, {
@@ -25,8 +25,16 @@ class Fixture extends Context.Tag("test/Fixture")<Fixture, {
   readonly mkfifo: (path: string) => void
   readonly mkdir: (path: string) => void
   readonly chmod: (path: string, mode: number) => void
+  readonly chown: (path: string, owner: Owner) => void
   readonly remove: (path: string) => void
+  /** The owner of what the program creates, as itself. */
+  readonly self: Owner
+  /** Whether the program may give an entry away (root). */
+  readonly privileged: boolean
 }>() {}
+
+/** An owner that is not the program's (`nobody` on most systems). */
+const stranger: Owner = { uid: 65534, gid: 65534 }
 
 const encode = (text: string) => new TextEncoder().encode(text)
 const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
@@ -40,8 +48,11 @@ const readText = (path: string) =>
     Effect.map((read) => (read._tag === "Read" ? decode(read.bytes) : read._tag))
   )
 
-const fixtureFor = (memory: MemoryTree, root: string): Context.Tag.Service<Fixture> => ({
+const fixtureFor = (memory: MemoryTree, root: string, user: MemoryUser): Context.Tag.Service<Fixture> => ({
   root,
+  self: { uid: user.uid, gid: user.gid },
+  privileged: user.uid === 0,
+  chown: (path, owner) => memory.chown(path, owner.uid, owner.gid),
   characterDevice: "/dev/zero",
   writeFile: (path, content, mode) => memory.writeFile(path, content, mode),
   symlink: (target, path) => memory.symlink(target, path),
@@ -51,17 +62,21 @@ const fixtureFor = (memory: MemoryTree, root: string): Context.Tag.Service<Fixtu
   remove: (path) => memory.remove(path)
 })
 
-const memoryEnv: Layer.Layer<Files | Fixture> = Layer.unwrapEffect(
-  Effect.sync(() => {
-    const memory = makeMemoryTree()
-    memory.makeDirectory("/work")
-    memory.makeSpecial("/dev/zero", "CharacterDevice")
-    return Layer.merge(FilesMemory.layer(memory), Layer.succeed(Fixture, fixtureFor(memory, "/work")))
-  })
-)
+const memoryEnv = (user: MemoryUser): Layer.Layer<Files | Fixture> =>
+  Layer.unwrapEffect(
+    Effect.sync(() => {
+      const memory = makeMemoryTree({ user })
+      memory.makeDirectory("/work")
+      memory.makeSpecial("/dev/zero", "CharacterDevice")
+      return Layer.merge(FilesMemory.layer(memory), Layer.succeed(Fixture, fixtureFor(memory, "/work", user)))
+    })
+  )
 
 const nodeFixture = (root: string): Context.Tag.Service<Fixture> => ({
   root,
+  self: { uid: process.getuid!(), gid: process.getgid!() },
+  privileged: process.getuid!() === 0,
+  chown: (path, owner) => NFS.chownSync(path, owner.uid, owner.gid),
   characterDevice: "/dev/zero",
   writeFile: (path, content, mode) => {
     NFS.mkdirSync(Path.dirname(path), { recursive: true })
@@ -138,7 +153,7 @@ const suite = (name: string, env: Layer.Layer<Files | Fixture>) =>
           const file = Path.join(fx.root, "settings.json")
           fx.writeFile(file, "{}\n", 0o640)
           fx.symlink(file, Path.join(fx.root, "link"))
-          expect(yield* files.stat(Path.join(fx.root, "link"))).toEqual({ type: "File", size: 3, mode: 0o640 })
+          expect(yield* files.stat(Path.join(fx.root, "link"))).toEqual({ type: "File", size: 3, mode: 0o640, ...fx.self })
           expect((yield* files.lstat(Path.join(fx.root, "link"))).type).toBe("SymbolicLink")
           expect((yield* files.stat(fx.root)).type).toBe("Directory")
         })
@@ -234,8 +249,8 @@ const suite = (name: string, env: Layer.Layer<Files | Fixture>) =>
           const secret = Path.join(fx.root, "secret")
           yield* files.writeNewFile(open, encode("shared"), 0o666)
           yield* files.writeNewFile(secret, encode("mine"), 0o600)
-          expect(yield* files.stat(open)).toEqual({ type: "File", size: 6, mode: 0o666 })
-          expect(yield* files.stat(secret)).toEqual({ type: "File", size: 4, mode: 0o600 })
+          expect(yield* files.stat(open)).toEqual({ type: "File", size: 6, mode: 0o666, ...fx.self })
+          expect(yield* files.stat(secret)).toEqual({ type: "File", size: 4, mode: 0o600, ...fx.self })
           expect(yield* readText(open)).toBe("shared")
         }).pipe(withUmask(0o022))
       ))
@@ -397,6 +412,78 @@ const suite = (name: string, env: Layer.Layer<Files | Fixture>) =>
         })
       ))
 
+    it.effect("stat and lstat report the owner; lstat a link's own", () =>
+      run((files, fx) =>
+        Effect.gen(function*() {
+          const file = Path.join(fx.root, "settings.json")
+          const link = Path.join(fx.root, "link")
+          fx.writeFile(file, "{}")
+          fx.symlink(file, link)
+          expect(yield* files.stat(file)).toMatchObject(fx.self)
+          if (!fx.privileged) return
+          fx.chown(file, stranger)
+          expect(yield* files.stat(link)).toMatchObject(stranger)
+          expect(yield* files.lstat(link)).toMatchObject(fx.self)
+        })
+      ))
+
+    it.effect("writeNewFile with the program's own owner needs no privilege", () =>
+      run((files, fx) =>
+        Effect.gen(function*() {
+          const temp = Path.join(fx.root, "own.tmp")
+          yield* files.writeNewFile(temp, encode("{}"), 0o640, fx.self)
+          expect(yield* files.stat(temp)).toEqual({ type: "File", size: 2, mode: 0o640, ...fx.self })
+        }).pipe(withUmask(0o077))
+      ))
+
+    it.effect("writeNewFile with another owner: root gives it, mode kept; anyone else is refused and leaves nothing", () =>
+      run((files, fx) =>
+        Effect.gen(function*() {
+          const temp = Path.join(fx.root, "theirs.tmp")
+          const written = yield* Effect.either(files.writeNewFile(temp, encode("{\"a\":1}"), 0o640, stranger))
+          if (fx.privileged) {
+            expect(written._tag).toBe("Right")
+            expect(yield* files.stat(temp)).toEqual({ type: "File", size: 7, mode: 0o640, ...stranger })
+            expect(yield* readText(temp)).toBe("{\"a\":1}")
+          } else {
+            expect(written._tag === "Left" && written.left).toMatchObject({ reason: "PermissionDenied", syscall: "fchown" })
+            expect(yield* files.readDirectory(fx.root)).toEqual([])
+          }
+        })
+      ))
+
+    it.effect("writeNewFile with an owner is still exclusive: an existing file is AlreadyExists and keeps its owner", () =>
+      run((files, fx) =>
+        Effect.gen(function*() {
+          const lock = Path.join(fx.root, "lock")
+          fx.writeFile(lock, "1 1\n")
+          const again = yield* Effect.flip(files.writeNewFile(lock, encode("2 2\n"), 0o600, stranger))
+          expect(reasonOf(again)).toBe("AlreadyExists")
+          expect(yield* files.stat(lock)).toMatchObject(fx.self)
+          expect(yield* readText(lock)).toBe("1 1\n")
+        })
+      ))
+
+    it.effect("makeDirectory with an owner gives it to each directory it creates, and to no existing one", () =>
+      run((files, fx) =>
+        Effect.gen(function*() {
+          const home = Path.join(fx.root, "home")
+          const sessions = Path.join(home, ".claude", "sessions")
+          fx.mkdir(home)
+          const owner = fx.privileged ? stranger : fx.self
+          yield* files.makeDirectory(sessions, 0o700, owner)
+          expect(yield* files.stat(home)).toMatchObject(fx.self)
+          expect(yield* files.stat(Path.join(home, ".claude"))).toMatchObject({ type: "Directory", ...owner })
+          expect(yield* files.stat(sessions)).toMatchObject({ type: "Directory", ...owner })
+          yield* files.makeDirectory(sessions, 0o700, fx.self)
+          expect(yield* files.stat(sessions)).toMatchObject(owner)
+          if (fx.privileged) return
+          const refused = yield* Effect.flip(files.makeDirectory(Path.join(fx.root, "other", "sub"), 0o700, stranger))
+          expect(refused).toMatchObject({ reason: "PermissionDenied", syscall: "fchown" })
+          expect((yield* files.readDirectory(fx.root)).map((entry) => entry.name)).toEqual(["home"])
+        })
+      ))
+
     it.live("watch ends when the directory is removed", () =>
       run((files, fx) =>
         Effect.gen(function*() {
@@ -412,8 +499,9 @@ const suite = (name: string, env: Layer.Layer<Files | Fixture>) =>
       ), 10000)
   })
 
-suite("Files (memory)", memoryEnv)
-suite("Files (node)", nodeEnv)
+suite("Files (memory)", memoryEnv({ uid: 1000, gid: 1000 }))
+suite("Files (memory, as root)", memoryEnv({ uid: 0, gid: 0 }))
+suite(`Files (node, as ${process.getuid!() === 0 ? "root" : "a user"})`, nodeEnv)
 
 describe("Files (memory) fault injection and permissions", () => {
   const setup = () => {
@@ -486,7 +574,7 @@ describe("Files (memory) fault injection and permissions", () => {
       memory.writeFile(settings, "{}", 0o600)
       memory.setUnreadable(settings)
       expect(reasonOf(yield* Effect.flip(files.readBounded(settings, large)))).toBe("PermissionDenied")
-      expect(yield* files.stat(settings)).toEqual({ type: "File", size: 2, mode: 0o600 })
+      expect(yield* files.stat(settings)).toEqual({ type: "File", size: 2, mode: 0o600, uid: 1000, gid: 1000 })
       memory.setUnreadable(settings, false)
       expect((yield* files.readBounded(settings, large))._tag).toBe("Read")
     }))
@@ -569,4 +657,113 @@ describe("Files (memory) fault injection and permissions", () => {
       const names = yield* Fiber.join(events).pipe(Effect.timeout("1 second"))
       expect([...names].map((event) => event.name)).toEqual(["1.json", "1.json", "1.json", "1.json", "2.json", "2.json"])
     }))
+})
+
+describe("Files (memory) owners", () => {
+  it.effect("the owner's, the group's or the others' bits decide, as the entry's owner says; root passes them all", () =>
+    Effect.gen(function*() {
+      const memory = makeMemoryTree({ user: { uid: 1000, gid: 1000, groups: [50] } })
+      const files = FilesMemory.make(memory)
+      const options = { maxBytes: KiB, followLinks: false }
+      memory.writeFile("/shared/group.json", "{}", 0o640)
+      memory.chown("/shared/group.json", 2000, 50)
+      memory.writeFile("/shared/other.json", "{}", 0o640)
+      memory.chown("/shared/other.json", 2000, 2000)
+      expect((yield* files.readBounded("/shared/group.json", options))._tag).toBe("Read")
+      expect(reasonOf(yield* Effect.flip(files.readBounded("/shared/other.json", options)))).toBe("PermissionDenied")
+      memory.chmod("/shared/other.json", 0o644)
+      expect((yield* files.readBounded("/shared/other.json", options))._tag).toBe("Read")
+
+      memory.makeDirectory("/theirs", 0o755)
+      memory.chown("/theirs", 2000, 2000)
+      expect(reasonOf(yield* Effect.flip(files.writeNewFile("/theirs/x", encode("x"), 0o600)))).toBe("PermissionDenied")
+      memory.chmod("/theirs", 0o757)
+      yield* files.writeNewFile("/theirs/x", encode("x"), 0o600)
+      expect(yield* files.stat("/theirs/x")).toMatchObject({ uid: 1000, gid: 1000 })
+      // Its own uid and any of its groups: chown(2) allows that much to anyone.
+      yield* files.writeNewFile("/theirs/y", encode("y"), 0o600, { uid: 1000, gid: 50 })
+      expect(yield* files.stat("/theirs/y")).toMatchObject({ uid: 1000, gid: 50 })
+
+      const asRoot = makeMemoryTree({ user: { uid: 0, gid: 0 } })
+      asRoot.writeFile("/home/u/secret", "{}", 0o000)
+      asRoot.chown("/home/u/secret", 1000, 1000)
+      asRoot.chmod("/home/u", 0o700)
+      asRoot.chown("/home/u", 1000, 1000)
+      expect((yield* FilesMemory.make(asRoot).readBounded("/home/u/secret", options))._tag).toBe("Read")
+    }))
+
+  it.live("refuseWatches makes new watches fail with EMFILE or ENOSPC, as inotify limits do", () =>
+    Effect.gen(function*() {
+      const memory = makeMemoryTree()
+      memory.makeDirectory("/sessions")
+      const files = FilesMemory.make(memory)
+      memory.refuseWatches("EMFILE")
+      const refused = yield* Effect.flip(Stream.runDrain(files.watch("/sessions")))
+      expect(refused).toMatchObject({ _tag: "SystemError", syscall: "watch" })
+      expect(refused._tag === "SystemError" && refused.description).toMatch(/^EMFILE/)
+      memory.refuseWatches("ENOSPC")
+      const noSpace = yield* Effect.flip(Stream.runDrain(files.watch("/sessions")))
+      expect(noSpace._tag === "SystemError" && noSpace.description).toMatch(/^ENOSPC/)
+      memory.refuseWatches(undefined)
+      const writer = Effect.sync(() => memory.writeFile("/sessions/1.json", "{}")).pipe(
+        Effect.repeat(Schedule.spaced("10 millis")),
+        Effect.zipRight(Effect.never)
+      )
+      const seen = yield* Effect.race(Stream.runHead(files.watch("/sessions")), writer).pipe(Effect.timeout("5 seconds"))
+      expect(seen).toEqual(Option.some({ name: "1.json" }))
+    }))
+})
+
+/**
+ * What only an unprivileged process can show on the real OS: a chown it may not make. The port runs
+ * in a child process as a second user (uid 1000 via `setpriv`), from the built `dist/`.
+ */
+const canSwitchUser = process.getuid?.() === 0 && (() => {
+  try {
+    execFileSync("setpriv", ["--reuid=1000", "--regid=1000", "--clear-groups", "true"])
+    return true
+  } catch {
+    return false
+  }
+})()
+
+describe.runIf(canSwitchUser)("Files (node, as uid 1000 through setpriv)", () => {
+  const filesNode = Path.resolve(import.meta.dirname, "../dist/layers/FilesNode.js")
+  const script = `
+    import { make } from ${JSON.stringify(filesNode)}
+    import { Effect } from "effect"
+    import * as fs from "node:fs"
+    const files = make()
+    const [dir] = process.argv.slice(1)
+    const bytes = new TextEncoder().encode("{}")
+    const outcome = (effect) => Effect.runPromise(Effect.match(effect, {
+      onFailure: (e) => ({ reason: e.reason, syscall: e.syscall }), onSuccess: () => "ok" }))
+    const result = {
+      own: await outcome(files.writeNewFile(dir + "/own.tmp", bytes, 0o600, { uid: 1000, gid: 1000 })),
+      theirs: await outcome(files.writeNewFile(dir + "/theirs.tmp", bytes, 0o600, { uid: 65534, gid: 65534 })),
+      directory: await outcome(files.makeDirectory(dir + "/a/b", 0o700, { uid: 65534, gid: 65534 })),
+      left: fs.readdirSync(dir).sort()
+    }
+    process.stdout.write(JSON.stringify(result))`
+
+  it("a chown it may not make is PermissionDenied (fchown), and leaves nothing behind", () => {
+    const dir = NFS.mkdtempSync(Path.join(OS.tmpdir(), "claude-peers-files-user-"))
+    try {
+      NFS.chownSync(dir, 1000, 1000)
+      const out = execFileSync(
+        "setpriv",
+        ["--reuid=1000", "--regid=1000", "--clear-groups", process.execPath, "--input-type=module", "-e", script, dir],
+        { cwd: Path.resolve(import.meta.dirname, ".."), encoding: "utf8" }
+      )
+      expect(JSON.parse(out)).toEqual({
+        own: "ok",
+        theirs: { reason: "PermissionDenied", syscall: "fchown" },
+        directory: { reason: "PermissionDenied", syscall: "fchown" },
+        left: ["own.tmp"]
+      })
+      expect(NFS.statSync(Path.join(dir, "own.tmp"))).toMatchObject({ uid: 1000, gid: 1000 })
+    } finally {
+      NFS.rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })

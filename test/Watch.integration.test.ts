@@ -35,9 +35,6 @@ const waitUntil = async <A>(what: string, limitMillis: number, probe: () => A | 
 const summary = (event: SessionEvent): string =>
   event.type === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event.type} ${event.session.pid}`
 
-const recordFor = (world: World, pid: number, options: RecordOptions = {}) =>
-  recordText(pid, { procStart: startTimeOf(pid), pidDomain: world.pidDomain, ...options })
-
 /** The watch on the Node layers, its events collected with the time each arrived. */
 const runWatch = (world: World, intervalMillis: number) => {
   const events: Array<{ readonly at: number; readonly event: SessionEvent }> = []
@@ -59,84 +56,6 @@ const runWatch = (world: World, intervalMillis: number) => {
 const openWatchers = () => process.getActiveResourcesInfo().filter((kind) => kind === "FSEventWrap").length
 
 describe("watch on the real OS", { timeout: 60_000 }, () => {
-  it("a real process registered, changed, killed, and a file removed: each seen, in order", async () => {
-    const world = makeNodeWorld()
-    const interval = 1000
-    const watch = runWatch(world, interval)
-    try {
-      const early = world.spawn()
-      world.write(`${early.pid}.json`, recordFor(world, early.pid, { name: "early" }))
-      // Written before or while the watch starts: seen at its first check or one window later.
-      expect(summary((await watch.next()).event)).toBe(`appeared ${early.pid}`)
-
-      const proc = world.spawn()
-      let written = performance.now()
-      world.write(`${proc.pid}.json`, recordFor(world, proc.pid, { name: "real" }))
-      let seen = await watch.next()
-      expect(seen.event).toMatchObject({ type: "appeared", session: { pid: proc.pid, name: "real", status: "idle" } })
-      const appearedAfter = seen.at - written
-
-      written = performance.now()
-      world.write(`${proc.pid}.json`, recordFor(world, proc.pid, { name: "real", status: "busy" }))
-      seen = await watch.next()
-      expect(seen.event).toMatchObject({ type: "changed", session: { status: "busy" }, previous: { status: "idle" } })
-      const changedAfter = seen.at - written
-
-      const killed = performance.now()
-      await world.kill(proc.pid)
-      seen = await watch.next(interval + fileEventLimit)
-      expect(summary(seen.event)).toBe(`gone ${proc.pid} dead`)
-      const deadAfter = seen.at - killed
-
-      written = performance.now()
-      world.remove(`${early.pid}.json`)
-      seen = await watch.next()
-      expect(summary(seen.event)).toBe(`gone ${early.pid} removed`)
-      const removedAfter = seen.at - written
-
-      await sleep(interval + 200)
-      expect(watch.nothingMore()).toEqual([])
-      console.info(
-        `watch latencies (ms): appeared ${appearedAfter.toFixed(0)}, changed ${changedAfter.toFixed(0)}, ` +
-          `removed ${removedAfter.toFixed(0)}, dead ${deadAfter.toFixed(0)} (interval ${interval})`
-      )
-    } finally {
-      await watch.stop()
-      await world.close()
-    }
-  })
-
-  it("a registry directory created late, removed and re-created is followed by fs.watch", async () => {
-    const world = makeNodeWorld()
-    world.remove("")
-    const interval = 300
-    const watch = runWatch(world, interval)
-    try {
-      await sleep(2 * interval)
-      expect(watch.nothingMore()).toEqual([])
-      const proc = world.spawn()
-      fs.mkdirSync(world.sessions, { mode: 0o700 })
-      world.write(`${proc.pid}.json`, recordFor(world, proc.pid))
-      expect(summary((await watch.next()).event)).toBe(`appeared ${proc.pid}`)
-      // The watch is on: a change arrives without waiting for the next interval.
-      await sleep(interval)
-      world.write(`${proc.pid}.json`, recordFor(world, proc.pid, { status: "busy" }))
-      expect(summary((await watch.next()).event)).toBe(`changed ${proc.pid}`)
-
-      fs.rmSync(world.sessions, { recursive: true })
-      expect(summary((await watch.next()).event)).toBe(`gone ${proc.pid} removed`)
-      fs.mkdirSync(world.sessions, { mode: 0o700 })
-      world.write(`${proc.pid}.json`, recordFor(world, proc.pid))
-      expect(summary((await watch.next()).event)).toBe(`appeared ${proc.pid}`)
-      await sleep(interval)
-      world.write(`${proc.pid}.json`, recordFor(world, proc.pid, { status: "waiting" }))
-      expect(summary((await watch.next()).event)).toBe(`changed ${proc.pid}`)
-    } finally {
-      await watch.stop()
-      await world.close()
-    }
-  })
-
   // The timers are shown released by the command's tests below: after SIGINT the process can only
   // exit once nothing is left on its event loop.
   it("the directory watcher is released when the stream ends", async () => {
@@ -277,6 +196,69 @@ describe("claude-peers watch", { timeout: 60_000 }, () => {
       })
       expect(result.status, value).toBe(2)
       expect(result.stdout, value).toBe("")
+    }
+  })
+})
+
+/**
+ * The system refusing change notifications, for real: the command runs as a uid of its own
+ * (nothing else on the machine uses it, so no other program loses anything), started by a helper
+ * that first takes every inotify instance that uid may have. Its `fs.watch` then fails with EMFILE,
+ * as it does on a machine where editors and language servers used them all.
+ */
+const spareUid = 54321
+/** A Python that a user other than root may run (root's own may live in a home nobody else can read). */
+const python = ["/usr/bin/python3", "/usr/local/bin/python3"].find((candidate) => fs.existsSync(candidate)) ?? "python3"
+const canExhaustInotify = process.getuid?.() === 0 &&
+  spawnSync("setpriv", [`--reuid=${spareUid}`, `--regid=${spareUid}`, "--clear-groups", python, "-c", "pass"]).status === 0 &&
+  spawnSync("sh", ["-c", `ps -eo uid= | grep -qx ' *${spareUid}'`]).status !== 0
+
+describe.runIf(canExhaustInotify)("claude-peers watch without inotify instances (EMFILE, real)", { timeout: 60_000 }, () => {
+  const exhaust = path.resolve(import.meta.dirname, "support/exhaust-inotify.py")
+
+  it("says so once on stderr, reads the directory every interval, and keeps reporting until SIGTERM (exit 0)", async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-watch-emfile-"))
+    const sleeper = startSleeper()
+    const home = path.join(tmp, "home")
+    const sessions = path.join(home, "sessions")
+    fs.mkdirSync(sessions, { recursive: true })
+    fs.mkdirSync(path.join(tmp, "cache"))
+    for (const dir of [tmp, home, sessions, path.join(tmp, "cache")]) fs.chmodSync(dir, 0o777)
+    const file = path.join(sessions, `${sleeper.pid}.json`)
+    const record = (options: RecordOptions = {}) =>
+      recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), pidDomain: linuxPidDomain(), ...options })
+    fs.writeFileSync(file, record({ name: "first" }), { mode: 0o644 })
+    const child = spawn(
+      "setpriv",
+      [`--reuid=${spareUid}`, `--regid=${spareUid}`, "--clear-groups", python, exhaust, process.execPath, binPath, "--claude-home", home, "watch", "--json", "--interval", "300"],
+      { env: { PATH: process.env.PATH, HOME: "/nonexistent-home", CLAUDE_PEERS_CACHE_DIR: path.join(tmp, "cache") }, stdio: ["ignore", "pipe", "pipe"] }
+    )
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    const line = (index: number) =>
+      waitUntil(`line ${index + 1} of the output (stderr: ${stderr})`, 10_000, () => stdout.split("\n").filter((l) => l !== "")[index])
+    try {
+      expect(JSON.parse(await line(0))).toMatchObject({ type: "appeared", session: { pid: sleeper.pid, name: "first" } })
+      await waitUntil("the line on stderr", 10_000, () => (stderr.includes("EMFILE") ? true : undefined))
+      fs.writeFileSync(file, record({ name: "first", status: "busy" }))
+      expect(JSON.parse(await line(1))).toMatchObject({ type: "changed", session: { status: "busy" } })
+      fs.rmSync(file)
+      expect(JSON.parse(await line(2))).toMatchObject({ type: "gone", verdict: "removed" })
+      expect(child.exitCode).toBe(null)
+    } finally {
+      child.kill("SIGTERM")
+    }
+    try {
+      expect(await exited).toBe(0)
+      expect(stderr).toBe(
+        `claude-peers: the system refused change notifications for ${sessions} (EMFILE); reading it every 300 ms instead\n`
+      )
+    } finally {
+      await killAndReap(sleeper)
+      fs.rmSync(tmp, { recursive: true, force: true })
     }
   })
 })

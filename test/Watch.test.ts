@@ -33,10 +33,15 @@ const tornRetry = Duration.toMillis(defaults.tornReadRetry)
 
 interface WatchOptions {
   readonly intervalMillis?: number
+  readonly onNotificationsRefused?: Watch.WatchOptions["onNotificationsRefused"]
 }
 
 const watchSessions = (options: WatchOptions = {}) =>
-  Stream.unwrap(Effect.map(Watch.Watch, (watch) => watch.sessions(options.intervalMillis === undefined ? {} : { interval: options.intervalMillis })))
+  Stream.unwrap(Effect.map(Watch.Watch, (watch) =>
+    watch.sessions({
+      ...(options.intervalMillis === undefined ? {} : { interval: options.intervalMillis }),
+      onNotificationsRefused: options.onNotificationsRefused
+    })))
 
 /** A record that is live in this world while `proc` runs. */
 const writeLive = (world: MemoryWorld, proc: Process, options: RecordOptions = {}) =>
@@ -550,5 +555,55 @@ describe("watch", () => {
       const world = makeMemoryWorld()
       const exit = yield* watchSessions({ intervalMillis: 0 }).pipe(Stream.runDrain, Effect.provide(layerOf(world)), Effect.exit)
       expect(exit._tag).toBe("Failure")
+    }))
+})
+
+describe("watch when the system refuses change notifications", () => {
+  const refusals = (code: "EMFILE" | "ENOSPC") =>
+    it.scoped(`${code}: it says so once and reads the registry every interval, for as long as it runs`, () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const first = world.processes.spawn()
+        writeLive(world, first)
+        world.files.refuseWatches(code)
+        const said: Array<Watch.NotificationsRefused> = []
+        const watch = yield* startWatch(world, { onNotificationsRefused: (refusal) => Effect.sync(() => said.push(refusal)) })
+        expect(watch.start).toEqual([`appeared ${first.pid}`])
+        expect(said.map((refusal) => [refusal.directory, Duration.toMillis(refusal.interval)])).toEqual([[world.sessions, interval]])
+        expect(said[0]!.error._tag === "SystemError" && said[0]!.error.description).toMatch(new RegExp(`^${code}`))
+
+        // Without notifications a new record waits for the next read, one interval at most.
+        const second = world.processes.spawn()
+        writeLive(world, second)
+        expect(yield* watch.summaries(window)).toEqual([])
+        expect(yield* watch.summaries(interval)).toEqual([`appeared ${second.pid}`])
+        writeLive(world, second, { status: "busy" })
+        world.remove(`${first.pid}.json`)
+        expect(yield* watch.summaries(interval + window)).toEqual([`gone ${first.pid} removed`, `changed ${second.pid}`])
+        // Lifting the limit later changes nothing: the watch said what it does, and does it.
+        world.files.refuseWatches(undefined)
+        world.processes.kill(second.pid)
+        expect(yield* watch.summaries(interval + window)).toEqual([`gone ${second.pid} dead`])
+        expect(said).toHaveLength(1)
+        expect(watch.fiber.unsafePoll()).toBe(null)
+      }))
+  refusals("EMFILE")
+  refusals("ENOSPC")
+
+  it.scoped("a registry directory that appears late is read every interval once its notifications are refused", () =>
+    Effect.gen(function*() {
+      const world = makeMemoryWorld()
+      world.files.remove(world.sessions)
+      world.files.refuseWatches("EMFILE")
+      let said = 0
+      const watch = yield* startWatch(world, { onNotificationsRefused: () => Effect.sync(() => void said++) })
+      expect(said).toBe(0)
+      const proc = world.processes.spawn()
+      writeLive(world, proc)
+      expect(yield* watch.summaries(directoryPollMillis + window)).toEqual([`appeared ${proc.pid}`])
+      expect(said).toBe(1)
+      world.processes.kill(proc.pid)
+      expect(yield* watch.summaries(interval + window)).toEqual([`gone ${proc.pid} dead`])
+      expect(said).toBe(1)
     }))
 })

@@ -1,14 +1,15 @@
 /**
- * What each command accepts, as shell completion needs it: subcommands, options, and what the
- * word after an option or a command's first argument can be. The scripts in `Completions.ts` are
- * made from this alone.
+ * What each command accepts: subcommands, options, which options take a value, and what the word
+ * after an option or a command's first argument can be. The scripts in `Completions.ts` are made
+ * from this alone, and the walk that places the words of a command line (`Argv.ts`) reads it, so
+ * it is plain data the fast path can load (nothing from the schema library).
  *
  * It is written out rather than read from `rootCommand`: @effect/cli keeps its command tree
  * internal (its public `getSubcommands` loses `settings`' children), and it cannot say that a
  * text option names a directory. `test/Completions.test.ts` checks that every command and option
  * the parser accepts is here.
  */
-import { inboundPolicies } from "../domain/Settings.js"
+import { inboundPolicyNames } from "../domain/InboundPolicyNames.js"
 
 /** What the word after an option is: a directory, one of these words, or free text (nothing to offer). */
 export type OptionValue = "directory" | "text" | ReadonlyArray<string>
@@ -49,7 +50,7 @@ export const commandTree: CommandSpec = {
       options: [help],
       subcommands: [
         { name: "get", options: [json, help] },
-        { name: "set", options: [expectRevision, json, help], argumentValues: inboundPolicies },
+        { name: "set", options: [expectRevision, json, help], argumentValues: inboundPolicyNames },
         { name: "reset", options: [expectRevision, json, help] }
       ]
     },

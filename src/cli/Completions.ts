@@ -19,18 +19,17 @@
  * - Any other word: the command's subcommands, or its first argument's values until one is given;
  *   its options when it has neither.
  */
+import type { Reading } from "./Argv.js"
 import { printLine } from "./Output.js"
 import { type CommandSpec, commandTree, type CompletionShell, completionShells, type Place, placesOf } from "./CompletionTree.js"
 
 /**
- * The shell `--completions SHELL` (or `--completions=SHELL`) asks for, or undefined. @effect/cli
- * takes it as a built-in option wherever it stands, so every spelling it would answer with its
+ * The shell `--completions SHELL` (or `--completions=SHELL`, wherever it stands) asks for, or
+ * undefined. @effect/cli takes it as a built-in option, so every spelling it would answer with its
  * own script is answered here; an unknown shell is left to its usage error.
  */
-export const requestedCompletionShell = (args: ReadonlyArray<string>): CompletionShell | undefined => {
-  const at = args.findIndex((word) => word === "--completions" || word.startsWith("--completions="))
-  if (at < 0) return undefined
-  const shell = args[at] === "--completions" ? args[at + 1] : args[at]!.slice("--completions=".length)
+export const requestedCompletionShell = (reading: Reading): CompletionShell | undefined => {
+  const shell = reading.options[0]!.find((option) => option.name === "--completions")?.value
   return completionShells.find((known) => known === shell)
 }
 

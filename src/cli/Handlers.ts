@@ -5,50 +5,110 @@
  * recognized command a part of its own (`scripts/build-bin.mjs`), and a part keeps only its
  * command's handler and what that handler uses, so `list` loads neither the settings nor `watch`.
  */
+import type { PlatformError } from "@effect/platform/Error"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { SessionPolicy } from "../domain/Policy.js"
 import { sessionJson } from "../domain/Session.js"
 import { SessionEvent } from "../domain/SessionEvent.js"
 import { resetPolicy, setPolicy, type PolicyChange } from "../domain/Settings.js"
+import { ClaudeHome } from "../services/ClaudeHome.js"
+import { Files } from "../services/Files.js"
+import { Policy } from "../services/Policy.js"
 import { Registry } from "../services/Registry.js"
 import { Settings } from "../services/Settings.js"
-import { Watch } from "../services/Watch.js"
+import { type NotificationsRefused, Watch } from "../services/Watch.js"
 import type { CommandOf } from "./Invocation.js"
-import { OutputFailed, printLine, stdoutReaderGone } from "./Output.js"
-import { entriesTable, eventLine, inspectRow, sessionDetails, sessionsTable, settingsText } from "./Render.js"
+import { OutputFailed, printError, printLine, stdoutReaderGone } from "./Output.js"
+import {
+  entriesTable,
+  eventLine,
+  inspectRow,
+  policiesText,
+  policyText,
+  sessionDetails,
+  sessionsTable,
+  settingsText
+} from "./Render.js"
 import { type ExitCode, printData, reportFailures, type ReportedError } from "./Report.js"
 import { endOnSignal, interruptOnSignal } from "./Signals.js"
+import { jsonText, terminalSafe } from "./Text.js"
 
 /** A handler's failures are reported where they happen; what is left is its exit code, or output that could not be written. */
 const reported = <A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>, json: boolean) => reportFailures(json)(effect)
 
+/** As `reported`, a refusal for want of any registry file also naming the directory that does not exist. */
+const reportedWithNote = <A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>, json: boolean) =>
+  reportFailures(json, noFileNote)(effect)
+
+const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
+
+/**
+ * The directory (the Claude home, else its `sessions`) that does not exist, when that is why an
+ * answer is empty: a mistyped `--claude-home` must not look like a machine with no sessions. Only
+ * human output asks, and only for an empty answer (`watch`: once, before it starts), so that the
+ * usual answer costs nothing more.
+ */
+const missingDirectory = Effect.gen(function*() {
+  const home = yield* ClaudeHome
+  const files = yield* Files
+  for (const directory of [home.root, home.sessionsDirectory]) {
+    if (yield* Effect.match(files.stat(directory), { onFailure: isNotFound, onSuccess: () => false })) return directory
+  }
+  return undefined
+})
+
+/** A refusal because no registry file carried the id or name: said with the directory that does not exist, if one does not. */
+const noFileNote = (error: ReportedError) =>
+  error._tag === "NotLive" && error.reasons.length === 0
+    ? Effect.map(missingDirectory, (missing) => (missing === undefined ? undefined : `${missing} does not exist`))
+    : Effect.succeed(undefined)
+
 export const list = /*#__PURE__*/ Effect.fn("list")(function*(json: boolean) {
   const sessions = yield* (yield* Registry).list
-  yield* printData(json, () => sessions.map(sessionJson), () => sessionsTable(sessions))
+  const missing = sessions.length === 0 && !json ? yield* missingDirectory : undefined
+  yield* printData(json, () => sessions.map(sessionJson), () => sessionsTable(sessions, missing))
 }, reported)
 
 export const inspect = /*#__PURE__*/ Effect.fn("inspect")(function*(json: boolean) {
   const entries = yield* (yield* Registry).inspect
-  yield* printData(json, () => entries.map(inspectRow), () => entriesTable(entries))
+  const missing = entries.length === 0 && !json ? yield* missingDirectory : undefined
+  yield* printData(json, () => entries.map(inspectRow), () => entriesTable(entries, missing))
 }, reported)
 
 export const resolve = /*#__PURE__*/ Effect.fn("resolve")(function*(json: boolean, command: CommandOf<"resolve">) {
   const session = yield* (yield* Registry).resolve(command.query, { allowSharedName: command.allowSharedName })
   yield* printData(json, () => sessionJson(session), () => sessionDetails(session))
-}, reported)
+}, reportedWithNote)
 
 export const settingsGet = /*#__PURE__*/ Effect.fn("settings get")(function*(json: boolean) {
   const view = yield* (yield* Settings).read
   yield* printData(json, () => view, () => settingsText(view))
 }, reported)
 
+/**
+ * An update whose result cannot be printed is still made (its output cannot be tried before the
+ * update, and a full disk is only found out by writing): the command then exits 7, not 0, and says
+ * on stderr what the file now holds, so that nobody takes the update for not done or for done unseen.
+ */
 const settingsUpdate = (json: boolean, change: PolicyChange, expectRevision: string | undefined) =>
   Effect.gen(function*() {
     // A signal must let the lock and the temporary file go, and must not end the command with 0.
     yield* interruptOnSignal
     const view = yield* (yield* Settings).update(change, expectRevision)
-    yield* printData(json, () => view, () => settingsText(view))
+    yield* printData(json, () => view, () => settingsText(view)).pipe(
+      Effect.mapError((lost) =>
+        new OutputFailed({
+          stream: lost.stream,
+          code: lost.code,
+          done: `the update itself was made: ${view.path} now holds ${
+            view.crossSessionInbound === null ? "no crossSessionInbound" : `crossSessionInbound "${view.crossSessionInbound}"`
+          } (revision ${view.revision})`
+        })
+      )
+    )
   })
 
 export const settingsSet = /*#__PURE__*/ Effect.fn("settings set")(
@@ -61,13 +121,40 @@ export const settingsReset = /*#__PURE__*/ Effect.fn("settings reset")(
   reported
 )
 
+/** Every live session's policy as an array, or the one session's as an object, refused as `resolve` refuses. */
+export const policy = /*#__PURE__*/ Effect.fn("policy")(function*(json: boolean, command: CommandOf<"policy">) {
+  const policies = yield* Policy
+  if (command.query === undefined) {
+    const all = yield* policies.list
+    const missing = all.length === 0 && !json ? yield* missingDirectory : undefined
+    yield* printData(json, () => Schema.encodeSync(Schema.Array(SessionPolicy))(all), () => policiesText(all, missing))
+  } else {
+    const one = yield* policies.resolve(command.query)
+    yield* printData(json, () => Schema.encodeSync(SessionPolicy)(one), () => policyText(one))
+  }
+}, reportedWithNote)
+
+/** The one line a watch without change notifications says, on stderr whatever the output format. */
+const sayReadingEveryInterval = ({ directory, error, interval }: NotificationsRefused) =>
+  Effect.sync(() => {
+    const why = error._tag === "SystemError" ? /^E[A-Z]+/.exec(error.description ?? "")?.[0] ?? error.reason : error._tag
+    printError(terminalSafe(
+      `claude-peers: the system refused change notifications for ${directory} (${why}); reading it every ${Duration.toMillis(interval)} ms instead`
+    ))
+  })
+
 /** Until interrupted (a signal ends it with exit 0), or until nobody reads its output. */
 export const watch = /*#__PURE__*/ Effect.fn("watch")(function*(json: boolean, command: CommandOf<"watch">) {
   const encodeEvent = Schema.encodeSync(SessionEvent)
   const signalled = yield* endOnSignal
-  const events = (yield* Watch).sessions(command.intervalMillis === undefined ? {} : { interval: command.intervalMillis })
+  const missing = json ? undefined : yield* missingDirectory
+  if (missing !== undefined) printError(`claude-peers: ${terminalSafe(missing)} does not exist; watching for sessions to appear there`)
+  const events = (yield* Watch).sessions({
+    ...(command.intervalMillis === undefined ? {} : { interval: command.intervalMillis }),
+    onNotificationsRefused: sayReadingEveryInterval
+  })
   yield* events.pipe(
-    Stream.mapEffect((event) => printLine(json ? JSON.stringify(encodeEvent(event)) : eventLine(event))),
+    Stream.mapEffect((event) => printLine(json ? jsonText(encodeEvent(event)) : eventLine(event))),
     Stream.takeUntil(stdoutReaderGone),
     Stream.interruptWhen(signalled),
     Stream.runDrain

@@ -15,6 +15,15 @@ export type Command =
   | { readonly _tag: "settings reset"; readonly expectRevision: string | undefined }
   /** Without an interval, the watch's default (`Timing`'s `watchInterval`). */
   | { readonly _tag: "watch"; readonly intervalMillis: number | undefined }
+  /**
+   * Every live session's inbound policy in effect, or the one session's the query names.
+   * `managedDirectory` replaces the platform's managed settings directory.
+   */
+  | {
+    readonly _tag: "policy"
+    readonly query: ResolveQuery | undefined
+    readonly managedDirectory: string | undefined
+  }
 
 /** One command of the union, by its tag. */
 export type CommandOf<T extends Command["_tag"]> = Extract<Command, { readonly _tag: T }>

@@ -12,8 +12,22 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 
-/** The output could not be written: the command's own result is then unknown to its caller. */
-export class OutputFailed extends Data.TaggedError("OutputFailed")<{ readonly stream: "stdout" | "stderr"; readonly code: string }> {}
+/**
+ * The output could not be written: the command's own result is then unknown to its caller. `done`
+ * says what the command did all the same, when that matters to whoever reads stderr (an update that
+ * was made, an answer that was a refusal).
+ */
+export class OutputFailed extends Data.TaggedError("OutputFailed")<{
+  readonly stream: "stdout" | "stderr"
+  readonly code: string
+  readonly done?: string | undefined
+}> {
+  /** The sentence the command ends with on stderr. */
+  get sentence(): string {
+    const lost = `the output could not be written to ${this.stream} (${this.code})`
+    return this.done === undefined ? `${lost}, so the command's answer was lost` : `${lost}; ${this.done}`
+  }
+}
 
 const codeOf = (error: unknown): string =>
   typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string"

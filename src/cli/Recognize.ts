@@ -1,14 +1,16 @@
 /**
  * The documented spellings of the hot commands, recognized without loading the command-line parser:
- * `list`, `inspect`, `resolve` and `settings` run from status lines, hooks and orchestrator loops
+ * `list`, `inspect`, `resolve`, `settings` and `policy` run from status lines, hooks and orchestrator loops
  * many times a minute, and building `@effect/cli`'s command tree costs more start-up than answering
- * them. What this recognizes is exactly `[--claude-home DIR] <command> <its options>`, with options
- * spelled `--opt value` or `--opt=value`, in any order after the command, each at most once, and
- * every value valid. Anything else (help, a mistake, an unusual spelling) is left to the full parser,
- * which owns every usage error and help text; a property test holds the two to the same invocations.
+ * them. Words are placed by the same walk the full command line uses (`Argv.ts`); what this then
+ * recognizes is a command whose options are its own (and the program's `--claude-home`), each at
+ * most once, with every value valid. Anything else (help, a mistake, `--`, an unusual value) is
+ * left to the full parser, which owns every usage error and help text; a property test holds the
+ * two to the same invocations.
  */
 import { inboundPolicyNames } from "../domain/InboundPolicyNames.js"
 import type { InboundPolicy } from "../domain/Settings.js"
+import { type Reading, readArgv } from "./Argv.js"
 import { type Command, type Invocation, parseInterval, parseRevision } from "./Invocation.js"
 
 /** The options each command takes: flags, and options with a value. */
@@ -19,13 +21,11 @@ const grammar = {
   "settings get": { flags: ["--json"], valued: [], positionals: 0 },
   "settings set": { flags: ["--json"], valued: ["--expect-revision"], positionals: 1 },
   "settings reset": { flags: ["--json"], valued: ["--expect-revision"], positionals: 0 },
-  watch: { flags: ["--json"], valued: ["--interval"], positionals: 0 }
+  watch: { flags: ["--json"], valued: ["--interval"], positionals: 0 },
+  policy: { flags: ["--json"], valued: ["--name", "--managed-dir"], positionals: 1 }
 } as const satisfies Record<Command["_tag"], { flags: ReadonlyArray<string>; valued: ReadonlyArray<string>; positionals: number }>
 
 type Name = keyof typeof grammar
-
-/** The words that name a command; a `--claude-home` value spelled like one is left to the parser. */
-const commandWords = new Set(["list", "inspect", "resolve", "settings", "watch", "get", "set", "reset"])
 
 interface Parsed {
   readonly flags: ReadonlySet<string>
@@ -33,32 +33,21 @@ interface Parsed {
   readonly positionals: ReadonlyArray<string>
 }
 
-/** A value is taken as one only when no parser could read it as an option. */
-const isPlainValue = (value: string | undefined): value is string => value !== undefined && value.length > 0 && !value.startsWith("-")
-
-/** The options after the command, or undefined for any spelling outside the grammar. */
-const parseOptions = (name: Name, words: ReadonlyArray<string>): Parsed | undefined => {
+/** The command's options and arguments, or undefined for anything outside its grammar. */
+const parseOptions = (name: Name, reading: Reading): Parsed | undefined => {
   const { flags: knownFlags, positionals: maxPositionals, valued } = grammar[name]
+  const leaf = reading.options[reading.options.length - 1]!
+  // Between the program and the command (`settings`), nothing: the walk has put every option in its place.
+  if (reading.options.slice(1, -1).some((given) => given.length > 0)) return undefined
   const flags = new Set<string>()
   const values = new Map<string, string>()
-  const positionals: Array<string> = []
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i]!
-    const eq = word.indexOf("=")
-    const option = word.startsWith("--") && eq > 0 ? word.slice(0, eq) : word
-    if ((knownFlags as ReadonlyArray<string>).includes(word)) {
-      if (flags.has(word)) return undefined
-      flags.add(word)
-    } else if ((valued as ReadonlyArray<string>).includes(option)) {
-      const value = option === word ? words[++i] : word.slice(eq + 1)
-      if (values.has(option) || !isPlainValue(value)) return undefined
-      values.set(option, value)
-    } else if (!word.startsWith("-") && positionals.length < maxPositionals) {
-      positionals.push(word)
-    } else {
-      return undefined
-    }
+  for (const option of leaf) {
+    if (option.value === undefined && (knownFlags as ReadonlyArray<string>).includes(option.name)) flags.add(option.name)
+    else if (option.value !== undefined && (valued as ReadonlyArray<string>).includes(option.name)) values.set(option.name, option.value)
+    else return undefined
   }
+  const positionals = reading.words
+  if (positionals.length > maxPositionals || positionals.some((word) => word.startsWith("-"))) return undefined
   return { flags, values, positionals }
 }
 
@@ -77,8 +66,11 @@ const commandOf = (name: Name, { flags, positionals, values }: Parsed): Command 
     case "resolve": {
       const sessionId = positionals[0]
       const byName = values.get("--name")
-      // Neither, both, or a name with --allow-shared-name: a usage error, which is the parser's to give.
-      if ((sessionId === undefined) === (byName === undefined) || (byName !== undefined && flags.has("--allow-shared-name"))) {
+      // Neither, both, an empty id, or a name with --allow-shared-name: a usage error, which is the parser's to give.
+      if (
+        (sessionId === undefined) === (byName === undefined) || sessionId === "" ||
+        (byName !== undefined && flags.has("--allow-shared-name"))
+      ) {
         return undefined
       }
       return sessionId !== undefined
@@ -97,22 +89,27 @@ const commandOf = (name: Name, { flags, positionals, values }: Parsed): Command 
       const intervalMillis = parseInterval(interval)
       return intervalMillis === undefined ? undefined : { _tag: "watch", intervalMillis }
     }
+    case "policy": {
+      const sessionId = positionals[0]
+      const byName = values.get("--name")
+      // Both, or an empty id: a usage error, which is the parser's to give.
+      if ((sessionId !== undefined && byName !== undefined) || sessionId === "") return undefined
+      const query = sessionId !== undefined ? { sessionId } : byName !== undefined ? { name: byName } : undefined
+      return { _tag: "policy", query, managedDirectory: values.get("--managed-dir") }
+    }
   }
 }
 
 /** The invocation `args` (argv without node and the script) spells, or undefined when only the full parser can say. */
 export const recognize = (args: ReadonlyArray<string>): Invocation | undefined => {
-  let rest = args
-  let claudeHome: string | undefined
-  const first = rest[0]
-  if (first === "--claude-home" || first?.startsWith("--claude-home=")) {
-    claudeHome = first === "--claude-home" ? rest[1] : first.slice("--claude-home=".length)
-    if (!isPlainValue(claudeHome) || commandWords.has(claudeHome)) return undefined
-    rest = rest.slice(first === "--claude-home" ? 2 : 1)
-  }
-  const name = (rest[0] === "settings" ? `settings ${rest[1]}` : rest[0]) as Name
+  const reading = readArgv(args)
+  if (reading.help || reading.problem !== undefined || reading.afterDashes !== undefined) return undefined
+  const name = reading.path.join(" ") as Name
   if (!Object.prototype.hasOwnProperty.call(grammar, name)) return undefined
-  const parsed = parseOptions(name, rest.slice(name.startsWith("settings ") ? 2 : 1))
+  const root = reading.options[0]!
+  const claudeHome = root[0]
+  if (root.length > 1 || (claudeHome !== undefined && claudeHome.name !== "--claude-home")) return undefined
+  const parsed = parseOptions(name, reading)
   const command = parsed === undefined ? undefined : commandOf(name, parsed)
-  return command === undefined ? undefined : { claudeHome, json: parsed!.flags.has("--json"), command }
+  return command === undefined ? undefined : { claudeHome: claudeHome?.value, json: parsed!.flags.has("--json"), command }
 }

@@ -3,6 +3,7 @@
  * file or the command line goes through `terminalSafe`.
  */
 import * as Schema from "effect/Schema"
+import { defaultPolicyWords, describePolicy, type SessionPolicy, unseenWords } from "../domain/Policy.js"
 import type { Session } from "../domain/Session.js"
 import type { SessionEvent } from "../domain/SessionEvent.js"
 import { absentPolicyWords, type SettingsView, userScopeNote } from "../domain/Settings.js"
@@ -15,9 +16,13 @@ export const orDash = (value: string | number | null): string => (value === null
 export const statusText = (session: Session): string =>
   session.status ?? (session.rawStatus === null ? "-" : `(${session.rawStatus})`)
 
-export const sessionsTable = (sessions: ReadonlyArray<Session>): string =>
+/** An empty answer, and the directory that does not exist when that is why it is empty. */
+export const nothing = (what: string, missing: string | undefined): string =>
+  missing === undefined ? what : `${what} (${terminalSafe(missing)} does not exist)`
+
+export const sessionsTable = (sessions: ReadonlyArray<Session>, missing?: string): string =>
   sessions.length === 0
-    ? "no live sessions"
+    ? nothing("no live sessions", missing)
     : table(
       ["PID", "NAME", "STATUS", "SESSION ID", "ADDRESS", "CWD"],
       sessions.map((s) => [String(s.pid), s.name, statusText(s), s.sessionId, orDash(s.address), orDash(s.cwd)])
@@ -48,9 +53,9 @@ export const inspectRow = (entry: RegistryEntry): InspectRow => ({
   name: entry.name
 })
 
-export const entriesTable = (entries: ReadonlyArray<RegistryEntry>): string =>
+export const entriesTable = (entries: ReadonlyArray<RegistryEntry>, missing?: string): string =>
   entries.length === 0
-    ? "no registry files"
+    ? nothing("no registry files", missing)
     : table(
       ["FILE", "VERDICT", "PID", "NAME", "DETAIL"],
       entries.map((e) => [
@@ -132,3 +137,77 @@ export const eventLine = (event: SessionEvent): string => {
       return terminalSafe(`- gone      ${pid}  ${name}  (${event.verdict})`)
   }
 }
+
+/** `null` is Claude Code's default, which decides per message by the two sessions' permission modes. */
+const effectiveText = (policy: SessionPolicy): string => policy.effective ?? "default"
+
+export const policiesTable = (policies: ReadonlyArray<SessionPolicy>): string =>
+  table(
+    ["PID", "NAME", "SESSION ID", "EFFECTIVE", "DECIDED BY", "CERTAINTY"],
+    policies.map((p) => [String(p.pid), p.name, p.sessionId, effectiveText(p), p.decidedBy, p.certainty])
+  )
+
+/** A source's value as a person reads it: a string as it is (made safe by the table), anything else as JSON. */
+const valueText = (value: unknown): string =>
+  value === null || value === undefined ? "-" : typeof value === "string" ? value : JSON.stringify(value)
+
+const sourcesTable = (policy: SessionPolicy): string =>
+  table(
+    ["SOURCE", "STATE", "VALUE", "PATH", "DETAIL"],
+    policy.sources.map((s) => [
+      s.source,
+      s.problem === null ? s.state : `${s.state} (${s.problem})`,
+      valueText(s.value),
+      s.path ?? "-",
+      s.detail ?? ""
+    ])
+  )
+
+/** The lines under a table: what `default` and `partial` mean, what was not read, what cannot be seen. */
+const policyNotes = (policies: ReadonlyArray<SessionPolicy>): ReadonlyArray<string> => {
+  const notes: Array<string> = []
+  if (policies.some((p) => p.effective === null)) notes.push(`default: ${defaultPolicyWords}.`)
+  for (const p of policies) {
+    for (const unread of p.partialBecause) {
+      notes.push(terminalSafe(`partial (pid ${p.pid}): ${unread.detail}${unread.path === null ? "" : ` (${unread.path})`}`))
+    }
+  }
+  const unseen = [...new Set(policies.flatMap((p) => p.unseen))]
+  if (unseen.length > 0) {
+    notes.push("Not visible from outside a session, so not taken into account:", ...unseen.map((u) => `  - ${unseenWords[u]}`))
+  }
+  return notes
+}
+
+export const policiesText = (policies: ReadonlyArray<SessionPolicy>, missing?: string): string =>
+  policies.length === 0 ? nothing("no live sessions", missing) : [policiesTable(policies), "", ...policyNotes(policies)].join("\n")
+
+const killSwitchText = (policy: SessionPolicy): string => {
+  const { origin, state } = policy.killSwitch
+  const where = origin === null ? "" : ` (from ${origin})`
+  switch (state) {
+    case "off":
+      return `off${where}: messaging is turned off`
+    case "on":
+      return `on${where}`
+    case "unset":
+      return "unset: Anthropic's own switch decides (on unless Anthropic turns it off)"
+    case "not_off":
+      return "not off: the session started its inbox, which it does only with messaging on"
+    case "unknown":
+      return "unknown: a place that could turn messaging off could not be read"
+  }
+}
+
+/** One session: its row, how it was decided, every source read, and the notes. */
+export const policyText = (policy: SessionPolicy): string =>
+  [
+    policiesTable([policy]),
+    "",
+    `decided by   ${describePolicy(policy.effective, policy.decidedBy)}`,
+    `kill switch  CLAUDE_CODE_HARBOR_KITE ${killSwitchText(policy)}`,
+    "",
+    sourcesTable(policy),
+    "",
+    ...policyNotes([policy])
+  ].join("\n")

@@ -15,8 +15,8 @@ import type {
   NotAddressable,
   NotLive
 } from "../domain/Errors.js"
-import { type OutputFailed, printError, printLine } from "./Output.js"
-import { terminalSafe } from "./Text.js"
+import { OutputFailed, printError, printLine } from "./Output.js"
+import { jsonText, terminalSafe } from "./Text.js"
 
 export type ReportedError =
   | NotLive
@@ -64,22 +64,33 @@ const evidenceOf = (error: ReportedError): Record<string, unknown> => {
 /** `{"error":{"reason","message",…evidence}}`, the contract's JSON error. */
 export const errorJson = (reason: string, message: string, evidence: Record<string, unknown> = {}): string => {
   const { reason: _reason, ...rest } = evidence
-  return JSON.stringify({ error: { reason, message, ...rest } })
+  return jsonText({ error: { reason, message, ...rest } })
 }
 
 /** Prints a data value: its JSON on stdout with `--json`, otherwise the human rendering. */
 export const printData = (json: boolean, encoded: () => unknown, human: () => string): Effect.Effect<void, OutputFailed> =>
-  printLine(json ? JSON.stringify(encoded()) : human())
+  printLine(json ? jsonText(encoded()) : human())
 
-const report = (json: boolean, error: ReportedError): Effect.Effect<never, ExitCode | OutputFailed> => {
+const report = (json: boolean, error: ReportedError, note: string | undefined): Effect.Effect<never, ExitCode | OutputFailed> => {
   const reason = reasonOf(error)
+  const sentence = note === undefined ? error.message : `${error.message} (${note})`
   const print = json
-    ? printLine(errorJson(reason, error.message, evidenceOf(error)))
-    : Effect.sync(() => printError(`claude-peers: ${terminalSafe(error.message)}`))
+    ? printLine(errorJson(reason, error.message, evidenceOf(error))).pipe(
+      // The JSON error was the answer: whoever reads stderr still learns what it was.
+      Effect.mapError((lost) => new OutputFailed({ stream: lost.stream, code: lost.code, done: `the answer was the error ${reason}: ${error.message}` }))
+    )
+    : Effect.sync(() => printError(`claude-peers: ${terminalSafe(sentence)}`))
   return Effect.zipRight(print, Effect.fail(new ExitCode({ code: exitCodes[reason] })))
 }
 
+/** What a command adds to a failure's sentence for people, when it knows more than the error; JSON keeps the error's own. */
+export type FailureNote<R> = (error: ReportedError) => Effect.Effect<string | undefined, never, R>
+
 /** Reports a typed failure as the contract says and ends the command with its exit code; lost output stays a failure of its own. */
-export const reportFailures = (json: boolean) =>
-<A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>): Effect.Effect<A, ExitCode | OutputFailed, R> =>
-  Effect.catchAll(effect, (error) => (error._tag === "OutputFailed" ? Effect.fail(error) : report(json, error)))
+export const reportFailures = <R2 = never>(json: boolean, note?: FailureNote<R2>) =>
+<A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>): Effect.Effect<A, ExitCode | OutputFailed, R | R2> =>
+  Effect.catchAll(effect, (error) => {
+    if (error._tag === "OutputFailed") return Effect.fail(error)
+    if (json || note === undefined) return report(json, error, undefined)
+    return Effect.flatMap(note(error), (text) => report(json, error, text))
+  })

@@ -1,12 +1,12 @@
 /**
  * The command's composition root: each command's handler over the Node services it uses, for its
- * Claude home. A short command's one service is provided without building layers
- * (`provideNodeRegistry`, `provideNodeSettings`); `watch`, which runs until stopped, gets every
+ * Claude home. A short command's services are provided without building layers
+ * (`provideNodeRegistry`, `provideNodeSettings`, `provideNodePolicy`); `watch`, which runs until stopped, gets every
  * service from `layerNode`. The fast path (`Recognize.ts`, one bundle part per command: `direct/`)
  * and the full command line (`Root.ts`, through `runInvocation`) run the same functions here.
  */
 import * as Effect from "effect/Effect"
-import { layerNode, provideNodeRegistry, provideNodeSettings } from "../layers/Node.js"
+import { layerNode, provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "../layers/Node.js"
 import * as Handlers from "./Handlers.js"
 import type { CommandOf, Invocation } from "./Invocation.js"
 
@@ -29,6 +29,11 @@ export const runSettingsSet = (invocation: Invocation, command: CommandOf<"setti
 export const runSettingsReset = (invocation: Invocation, command: CommandOf<"settings reset">) =>
   Handlers.settingsReset(invocation.json, command).pipe(settings(invocation))
 
+export const runPolicy = (invocation: Invocation, command: CommandOf<"policy">) =>
+  Handlers.policy(invocation.json, command).pipe(
+    provideNodePolicy({ claudeHome: invocation.claudeHome, managedSettingsDirectory: command.managedDirectory })
+  )
+
 export const runWatch = (invocation: Invocation, command: CommandOf<"watch">) =>
   Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: invocation.claudeHome })))
 
@@ -50,5 +55,7 @@ export const runInvocation = (invocation: Invocation) => {
       return runSettingsReset(invocation, command)
     case "watch":
       return runWatch(invocation, command)
+    case "policy":
+      return runPolicy(invocation, command)
   }
 }

@@ -10,12 +10,17 @@ import * as Exit from "effect/Exit"
 import { OutputFailed, printError, printLine } from "./Output.js"
 import { ExitCode, errorJson, exitCodes, UsageError } from "./Report.js"
 import { interruptedExitCode, setMainFiber } from "./Signals.js"
-import { terminalSafe } from "./Text.js"
+import { terminalSafe, terminalSafeLines } from "./Text.js"
 
-/** A usage error: its sentence on stderr, and with `--json` also the contract's JSON error on stdout. */
+/**
+ * A usage error: its sentence on stderr, and with `--json` also the contract's JSON error on stdout.
+ * Both say the same terminal-safe sentence: it may quote an argument, which is whatever was typed,
+ * and JSON leaves C1 controls and bidirectional overrides as they are.
+ */
 export const reportUsageError = (message: string, json: boolean): void => {
-  printError(`claude-peers: ${terminalSafe(message)}`)
-  if (json) Effect.runSync(Effect.ignore(printLine(errorJson("usage", message))))
+  const sentence = terminalSafeLines(message)
+  printError(`claude-peers: ${sentence}`)
+  if (json) Effect.runSync(Effect.ignore(printLine(errorJson("usage", sentence))))
 }
 
 const exitCodeOf = (exit: Exit.Exit<unknown, unknown>, json: boolean): number => {
@@ -30,7 +35,7 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>, json: boolean): number =>
       return exitCodes.usage
     }
     if (error instanceof OutputFailed) {
-      printError(`claude-peers: the output could not be written to ${error.stream} (${error.code}); whatever the command did, its result was not delivered`)
+      printError(`claude-peers: ${terminalSafe(error.sentence)}`)
       return exitCodes.io
     }
   }

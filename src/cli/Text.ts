@@ -8,6 +8,16 @@ const unsafe = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-
 export const terminalSafe = (text: string): string =>
   text.replace(unsafe, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
 
+/** What `JSON.stringify` leaves raw among the characters above: it escapes C0 itself, but not DEL, C1 or the overrides. */
+const unsafeInJson = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+
+/**
+ * A value as JSON that is safe on a terminal too (`--json` is often read there): the characters
+ * `terminalSafe` escapes are written as `\uXXXX`, which every JSON parser reads back as themselves.
+ */
+export const jsonText = (value: unknown): string =>
+  JSON.stringify(value).replace(unsafeInJson, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
 /** Lays out rows as columns separated by two spaces; every cell is made terminal-safe first. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const cells = [header, ...rows].map((row) => row.map(terminalSafe))
@@ -20,3 +30,13 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
     )
     .join("\n")
 }
+
+/** Text of several lines, each made terminal-safe: the line breaks are the text's own. */
+export const terminalSafeLines = (text: string): string => text.split("\n").map(terminalSafe).join("\n")
+
+/** Select Graphic Rendition (colour, bold), the only escape sequence the command itself writes. */
+const sgr = /(\u001b\[[0-9;]*m)/
+
+/** Text that carries its own colours: kept when `colour`, dropped otherwise; everything else terminal-safe. */
+export const withColours = (text: string, colour: boolean): string =>
+  text.split(sgr).map((part, at) => (at % 2 === 1 ? (colour ? part : "") : terminalSafeLines(part))).join("")

@@ -27,6 +27,8 @@ const runDirect = (invocation: Invocation): Promise<void> => {
       return import("./direct/settingsReset.js").then((part) => part.main(invocation, command))
     case "watch":
       return import("./direct/watch.js").then((part) => part.main(invocation, command))
+    case "policy":
+      return import("./direct/policy.js").then((part) => part.main(invocation, command))
   }
 }
 

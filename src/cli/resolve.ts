@@ -22,6 +22,8 @@ export const resolveQuery = (
 ): Extract<Invoked, { _tag: "resolve" }> | UsageError => {
   if (sessionId === undefined && name === undefined) return new UsageError({ message: "resolve takes a SESSION_ID or --name NAME" })
   if (sessionId !== undefined && name !== undefined) return new UsageError({ message: "resolve takes a SESSION_ID or --name NAME, not both" })
+  // No session has an empty id: an empty argument is a mistake (an unset shell variable), not a question.
+  if (sessionId === "") return new UsageError({ message: "resolve takes a SESSION_ID, and an empty one names no session" })
   if (name !== undefined) {
     return allowSharedName
       ? new UsageError({ message: "--allow-shared-name applies to a SESSION_ID: a name shared by two live sessions addresses neither" })

@@ -1,27 +1,18 @@
 /**
- * The error classes, ours (`Errors.ts`) and `@effect/platform`'s (`SystemError`, `BadArgument`),
- * loaded when the first of them is made. Each is a Schema class, and building them costs more than
- * a `list --json` that succeeds spends on anything else of ours (measured: about 10 M of 180 M
- * instructions for ours; `@effect/platform`'s bring the Schema module's own start-up); a command that
- * succeeds makes none. So the services and the Node ports do not import the classes: they fail
- * through `failWith` and `failWithPlatformError`, which load them on the path that fails (the bundle
- * keeps those modules as modules initialized on that first use). The classes are the same either
- * way: a caller's `instanceof NotLive` or `catchTag("SystemError")` sees no difference.
+ * Failing with one of the error classes of `ErrorClasses.ts`: the services and the Node ports make
+ * their typed failures through these (and take the classes from here, never from `ErrorClasses.ts`), so that the command's bundle can build the classes on the first
+ * failure rather than at start-up (a command that succeeds makes none). Synchronous either way: a
+ * library user's `Effect.runSyncExit` of a failing operation gets its `Exit.Fail`.
  */
-import type * as PlatformErrors from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
-import type * as Errors from "./Errors.js"
+import { type ErrorClasses, errorClasses, type PlatformErrorClasses, platformErrorClasses } from "./ErrorClasses.js"
 
-export type ErrorClasses = typeof Errors
-export type PlatformErrorClasses = typeof PlatformErrors
-
-const errorClasses: Effect.Effect<ErrorClasses> = Effect.promise(() => import("./Errors.js"))
-const platformErrorClasses: Effect.Effect<PlatformErrorClasses> = Effect.promise(() => import("@effect/platform/Error"))
+export { type ErrorClasses, errorClasses, type PlatformErrorClasses, platformErrorClasses }
 
 /** Fails with the error `make` builds from our classes. */
 export const failWith = <E>(make: (errors: ErrorClasses) => E): Effect.Effect<never, E> =>
-  Effect.flatMap(errorClasses, (errors) => Effect.fail(make(errors)))
+  Effect.failSync(() => make(errorClasses()))
 
 /** Fails with the error `make` builds from `@effect/platform`'s classes. */
 export const failWithPlatformError = <E>(make: (errors: PlatformErrorClasses) => E): Effect.Effect<never, E> =>
-  Effect.flatMap(platformErrorClasses, (errors) => Effect.fail(make(errors)))
+  Effect.failSync(() => make(platformErrorClasses()))

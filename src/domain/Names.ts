@@ -24,6 +24,10 @@ const lookAlikes: ReadonlyArray<readonly [string, "<" | ">"]> = [
   ...Array.from("\u226B\u22D9\u2AA2\u2AF8\u27EB\uFE3E", (c) => [c, ">"] as const)
 ]
 
+/** `<` or `>` and every character that reads as it. */
+const readingAs = (bracket: "<" | ">"): string =>
+  lookAlikes.reduce<string>((chars, [c, reads]) => (reads === bracket ? chars + c : chars), bracket)
+
 /**
  * The bracket patterns, built on the first name that needs them: their Unicode classes cost more to
  * build than a whole `list` spends on its names, and names are almost always plain ASCII.
@@ -37,9 +41,8 @@ interface BracketPatterns {
 let bracketPatterns: BracketPatterns | undefined
 
 const makeBracketPatterns = (): BracketPatterns => {
-  const [opening, closing] = (["<", ">"] as const).map((bracket) =>
-    lookAlikes.reduce<string>((chars, [c, reads]) => (reads === bracket ? chars + c : chars), bracket)
-  ) as unknown as [string, string]
+  const opening = readingAs("<")
+  const closing = readingAs(">")
   /** An opening bracket, and what follows it up to a closing one, if one closes it. */
   const bracketed = `[${opening}](?:([^${opening}${closing}]*)[${closing}])?`
   return {

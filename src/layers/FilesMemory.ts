@@ -11,6 +11,7 @@ import {
   type BoundedRead,
   type DirectoryEntry,
   Files,
+  type Owner,
   type ReplaceOutcome,
   type WatchEvent
 } from "../services/Files.js"
@@ -67,15 +68,30 @@ export const make = (tree: MemoryTree): Files => {
       return result
     })
 
-  const writeNewFile = (path: string, bytes: Uint8Array, mode: number) =>
-    run(() =>
-      insert(
-        path,
-        { type: "File", mode: mode & 0o7777, content: Uint8Array.from(bytes), tear: undefined, unreadable: false },
-        "writeNewFile",
-        "open"
-      )
-    )
+  /** As on a disk: the file is created as the program's own, then given away, or removed again where it may not be. */
+  const writeNewFile = (path: string, bytes: Uint8Array, mode: number, owner?: Owner) =>
+    run(() => {
+      const file = {
+        type: "File",
+        ...kernel.user,
+        mode: mode & 0o7777,
+        content: Uint8Array.from(bytes),
+        tear: undefined,
+        unreadable: false
+      } as const
+      insert(path, { ...file }, "writeNewFile", "open")
+      if (owner === undefined || (owner.uid === file.uid && owner.gid === file.gid)) return
+      const located = locate(path, false, "writeNewFile", "fchown")
+      if (!kernel.mayGive(owner)) {
+        located.parent.entries.delete(located.name)
+        notify(located.parent, located.name)
+        throw systemError("EPERM", "writeNewFile", "fchown", path)
+      }
+      if (located.node !== undefined) {
+        located.node.uid = owner.uid
+        located.node.gid = owner.gid
+      }
+    })
 
   /** Null bytes: absent, not a regular file, or more than `maxBytes`; as `layerNode` reports them. */
   const currentBytes = (target: string, maxBytes: number): { readonly bytes: Uint8Array | null; readonly present: boolean } => {
@@ -141,6 +157,8 @@ export const make = (tree: MemoryTree): Files => {
             const { node } = existing(path, true, "watch", "watch")
             if (node.type !== "Directory") throw systemError("ENOTDIR", "watch", "watch", path)
             requireReadable(node, "watch", "watch", path)
+            const refusal = kernel.watchRefusal()
+            if (refusal !== undefined) throw systemError(refusal, "watch", "watch", path)
             const listener: Listener = {
               changed: (name) => void emit.single({ name }),
               removed: () => void emit.end()
@@ -158,7 +176,7 @@ export const make = (tree: MemoryTree): Files => {
     stat: (path) => run(() => infoOf(existing(path, true, "stat", "stat").node)),
     lstat: (path) => run(() => infoOf(existing(path, false, "lstat", "lstat").node)),
     readBounded,
-    makeDirectory: (path, mode) => run(() => makeDirectories(path, mode, "makeDirectory")),
+    makeDirectory: (path, mode, owner) => run(() => makeDirectories(path, mode, "makeDirectory", owner)),
     writeNewFile,
     replaceIfUnchanged,
     syncDirectory,

@@ -13,18 +13,19 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
-import { failWithPlatformError } from "../domain/ErrorsOnDemand.js"
+import { failWithPlatformError, platformErrorClasses } from "../domain/ErrorsOnDemand.js"
 import {
   type BoundedRead,
   type DirectoryEntry,
   type EntryType,
   type FileInfo,
+  type Owner,
   Files,
   type ReplaceOutcome,
   type WatchEvent
 } from "../services/Files.js"
 
-const { O_CREAT, O_EXCL, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = NFS.constants
+const { O_CREAT, O_DIRECTORY, O_EXCL, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = NFS.constants
 
 /** Windows has neither flag; 0 keeps the open portable, and `readBounded` makes up for the missing `O_NOFOLLOW`. */
 const noFollow = O_NOFOLLOW ?? 0
@@ -56,26 +57,27 @@ const isErrnoException = (u: unknown): u is NodeJS.ErrnoException =>
 const errnoOf = (u: unknown): string | undefined => (isErrnoException(u) ? u.code : undefined)
 
 /**
- * The one translation of a Node failure into a `PlatformError` (its classes are loaded on the first
- * failure: see `ErrorsOnDemand.ts`). An errno exception is a `SystemError` whose reason a caller can
- * act on; anything else was thrown for a bad argument, which is how `@effect/platform-node` reports
- * it too.
+ * The one translation of a Node failure into a `PlatformError` (its classes come from
+ * `ErrorClasses.ts`). An errno exception is a `SystemError` whose reason a caller can act on; a
+ * `PlatformError` thrown by our own code is kept; anything else was thrown for a bad argument, which
+ * is how `@effect/platform-node` reports it too.
  */
-const failFromNodeError = (method: string, path: string) => (cause: unknown): Effect.Effect<never, PlatformError> =>
-  failWithPlatformError(({ BadArgument, SystemError }): PlatformError => {
-    if (!isErrnoException(cause)) {
-      return new BadArgument({ module: "FileSystem", method, description: String(cause), cause })
-    }
-    return new SystemError({
-      reason: reasonOf(cause.code),
-      module: "FileSystem",
-      method,
-      pathOrDescriptor: typeof cause.path === "string" ? cause.path : path,
-      description: cause.message,
-      cause,
-      ...(cause.syscall === undefined ? {} : { syscall: cause.syscall })
-    })
+const fromNodeError = (method: string, path: string) => (cause: unknown): PlatformError => {
+  const { BadArgument, isPlatformError, SystemError } = platformErrorClasses()
+  if (isPlatformError(cause)) return cause
+  if (!isErrnoException(cause)) {
+    return new BadArgument({ module: "FileSystem", method, description: String(cause), cause })
+  }
+  return new SystemError({
+    reason: reasonOf(cause.code),
+    module: "FileSystem",
+    method,
+    pathOrDescriptor: typeof cause.path === "string" ? cause.path : path,
+    description: cause.message,
+    cause,
+    ...(cause.syscall === undefined ? {} : { syscall: cause.syscall })
   })
+}
 
 const typeOf = (entry: NFS.Dirent | NFS.Stats): EntryType =>
   entry.isFile()
@@ -94,10 +96,36 @@ const typeOf = (entry: NFS.Dirent | NFS.Stats): EntryType =>
     ? "CharacterDevice"
     : "Unknown"
 
-const infoOf = (stats: NFS.Stats): FileInfo => ({ type: typeOf(stats), size: stats.size, mode: stats.mode & 0o7777 })
+const infoOf = (stats: NFS.Stats): FileInfo => ({
+  type: typeOf(stats),
+  size: stats.size,
+  mode: stats.mode & 0o7777,
+  uid: stats.uid,
+  gid: stats.gid
+})
+
+/** Owners mean nothing on Windows: there an owner asked for is never given, and never refused. */
+const ownersApply = process.platform !== "win32"
+
+const sameOwner = (stats: { readonly uid: number; readonly gid: number }, owner: Owner) =>
+  stats.uid === owner.uid && stats.gid === owner.gid
+
+/** A refused chown, said as what it means for the file, not as the bare errno. */
+const ownerRefused = (method: string, path: string, owner: Owner) => (cause: unknown): PlatformError => {
+  const code = errnoOf(cause)
+  return new (platformErrorClasses().SystemError)({
+    reason: reasonOf(code),
+    module: "FileSystem",
+    method,
+    pathOrDescriptor: path,
+    syscall: "fchown",
+    description: `${code ?? "error"}: this process may not give it the owner uid ${owner.uid}, gid ${owner.gid}`,
+    cause
+  })
+}
 
 const attempt = <A>(method: string, path: string, run: () => Promise<A>): Effect.Effect<A, PlatformError> =>
-  Effect.catchAll(Effect.tryPromise({ try: run, catch: (cause) => cause }), failFromNodeError(method, path))
+  Effect.tryPromise({ try: run, catch: fromNodeError(method, path) })
 
 /**
  * The settings' reads and writes are a few small calls each, and synchronous for the reason the
@@ -105,13 +133,7 @@ const attempt = <A>(method: string, path: string, run: () => Promise<A>): Effect
  * first one starts the pool's threads, a few milliseconds of a `settings set` that makes a dozen.
  */
 const attemptSync = <A>(method: string, path: string, run: () => A): Effect.Effect<A, PlatformError> =>
-  Effect.suspend(() => {
-    try {
-      return Effect.succeed(run())
-    } catch (cause) {
-      return failFromNodeError(method, path)(cause)
-    }
-  })
+  Effect.try({ try: run, catch: fromNodeError(method, path) })
 
 const asPlainBytes = (buffer: Uint8Array, length: number): Uint8Array =>
   new Uint8Array(buffer.buffer, buffer.byteOffset, length)
@@ -221,9 +243,59 @@ const readBounded = (
   return options.followLinks ? read : Effect.zipRight(refuseLinkWithoutNoFollow(path), read)
 }
 
+/**
+ * Gives a directory this call just created its owner. The directory is opened without following a
+ * link and changed through its descriptor: whoever may write its parent could have put a link to
+ * another directory in its place, and root must not hand that one over.
+ */
+const giveDirectoryOwner = (path: string, owner: Owner): void => {
+  const fd = NFS.openSync(path, O_RDONLY | (O_DIRECTORY ?? 0) | noFollow)
+  try {
+    if (sameOwner(NFS.fstatSync(fd), owner)) return
+    try {
+      NFS.fchownSync(fd, owner.uid, owner.gid)
+    } catch (error) {
+      throw ownerRefused("makeDirectory", path, owner)(error)
+    }
+  } finally {
+    closeSyncQuietly(fd)
+  }
+}
+
+/** `mkdir -p` one level at a time, so that each directory it creates, and only those, gets `owner`. */
+const makeOwnedDirectories = (path: string, mode: number, owner: Owner): void => {
+  const absolute = Path.resolve(path)
+  const { root } = Path.parse(absolute)
+  const parts = absolute.slice(root.length).split(Path.sep).filter((part) => part !== "")
+  let prefix = root
+  for (const part of parts) {
+    prefix = Path.join(prefix, part)
+    try {
+      NFS.mkdirSync(prefix, { mode })
+    } catch (error) {
+      if (errnoOf(error) !== "EEXIST" || !NFS.statSync(prefix).isDirectory()) throw error
+      continue
+    }
+    try {
+      giveDirectoryOwner(prefix, owner)
+    } catch (error) {
+      // A directory that could not be given its owner is this call's own, and still empty.
+      try {
+        NFS.rmdirSync(prefix)
+      } catch {
+        // Somebody wrote into it meanwhile: it is theirs to keep.
+      }
+      throw error
+    }
+  }
+}
+
 /** The umask applies to the directories created, as it does for `mkdir -p`. */
-const makeDirectory = (path: string, mode: number) =>
-  attemptSync("makeDirectory", path, () => void NFS.mkdirSync(path, { recursive: true, mode }))
+const makeDirectory = (path: string, mode: number, owner?: Owner): Effect.Effect<void, PlatformError> =>
+  attemptSync("makeDirectory", path, () =>
+    owner === undefined || !ownersApply
+      ? void NFS.mkdirSync(path, { recursive: true, mode })
+      : makeOwnedDirectories(path, mode, owner))
 
 const unlinkQuietly = (path: string) => {
   try {
@@ -238,12 +310,14 @@ const unlinkQuietly = (path: string) => {
  * systems that would follow one. `fchmod` sets the mode on the descriptor, so the umask, which only
  * narrows the mode given to `open`, cannot leave the file with other bits than asked.
  */
-const writeNewFile = (path: string, bytes: Uint8Array, mode: number) =>
+const writeNewFile = (path: string, bytes: Uint8Array, mode: number, owner?: Owner) =>
   attemptSync("writeNewFile", path, () => {
     const fd = NFS.openSync(path, O_WRONLY | O_CREAT | O_EXCL | noFollow, mode)
     let written = false
     try {
       for (let offset = 0; offset < bytes.length;) offset += NFS.writeSync(fd, bytes, offset)
+      // The owner before the mode: a chown may clear the set-id bits that the mode then sets.
+      if (owner !== undefined && ownersApply) giveOwner(fd, path, owner)
       NFS.fchmodSync(fd, mode)
       NFS.fsyncSync(fd)
       written = true
@@ -254,6 +328,16 @@ const writeNewFile = (path: string, bytes: Uint8Array, mode: number) =>
       if (!written) unlinkQuietly(path)
     }
   })
+
+/** An owner equal to the one the file got from its creator needs no chown, and so no privilege. */
+const giveOwner = (fd: number, path: string, owner: Owner): void => {
+  if (sameOwner(NFS.fstatSync(fd), owner)) return
+  try {
+    NFS.fchownSync(fd, owner.uid, owner.gid)
+  } catch (error) {
+    throw ownerRefused("writeNewFile", path, owner)(error)
+  }
+}
 
 const readSyncAtMost = (fd: number, maxBytes: number): Uint8Array | null => {
   const buffer = Buffer.alloc(maxBytes + 1)
@@ -388,7 +472,7 @@ const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
             watcher.on("error", (error) => {
               if (done) return
               done = true
-              void emit.fromEffect(failFromNodeError("watch", path)(error))
+              emit.fail(fromNodeError("watch", path)(error))
             })
             watcher.on("close", () => {
               if (done) return

@@ -6,7 +6,7 @@
 import * as Layer from "effect/Layer"
 import * as ClaudeHome from "../services/ClaudeHome.js"
 import * as FilesMemory from "./FilesMemory.js"
-import { makeMemoryTree, type MemoryTree } from "./MemoryTree.js"
+import { makeMemoryTree, type MemoryTree, type MemoryUser } from "./MemoryTree.js"
 import * as ProcessProbeMemory from "./ProcessProbeMemory.js"
 import { type CommonOptions, layerServices, type Services } from "./Services.js"
 
@@ -22,26 +22,37 @@ export interface MemoryWorld {
 export interface MemoryWorldOptions extends ProcessProbeMemory.MemoryProcessesOptions {
   /** Where the Claude home is in the tree (default `/home/user/.claude`; it is not created). */
   readonly claudeHome?: string | undefined
+  /** Where the managed settings are in the tree (default: the platform's, `/etc/claude-code` on Linux; not created). */
+  readonly managedSettingsDirectory?: string | undefined
+  /** The user the program runs as in the tree (default uid 1000, gid 1000; uid 0 is root). */
+  readonly user?: MemoryUser | undefined
 }
 
 export const makeMemoryWorld = (options: MemoryWorldOptions = {}): MemoryWorld => ({
-  tree: makeMemoryTree(),
+  tree: makeMemoryTree({ user: options.user }),
   processes: ProcessProbeMemory.makeMemoryProcesses(options),
-  home: ClaudeHome.make(options.claudeHome ?? "/home/user/.claude")
+  home: ClaudeHome.make(options.claudeHome ?? "/home/user/.claude", options)
 })
 
 export interface MemoryOptions extends CommonOptions {
   /** Another Claude home in the same tree than the world's. */
   readonly claudeHome?: string | undefined
+  /** Another managed settings directory in the same tree than the world's. */
+  readonly managedSettingsDirectory?: string | undefined
 }
 
-/** Registry, Settings and Watch over a memory world, with the ports they run on. */
+/** Registry, Settings, Watch and Policy over a memory world, with the ports they run on. */
 export const layerMemory = (world: MemoryWorld, options: MemoryOptions = {}): Layer.Layer<Services> =>
   layerServices(
     Layer.mergeAll(
       FilesMemory.layer(world.tree),
       ProcessProbeMemory.layer(world.processes),
-      options.claudeHome === undefined ? Layer.succeed(ClaudeHome.ClaudeHome, world.home) : ClaudeHome.layer(options.claudeHome)
+      Layer.succeed(
+        ClaudeHome.ClaudeHome,
+        ClaudeHome.make(options.claudeHome ?? world.home.root, {
+          managedSettingsDirectory: options.managedSettingsDirectory ?? world.home.managedSettingsDirectory
+        })
+      )
     ),
     options
   )

@@ -5,8 +5,9 @@
  *
  * It must fail where the real file system fails, or tests pass here and break on a disk: links are
  * followed (at most 40 hops) wherever `open` and `stat` follow them, a FIFO, socket or device is
- * never read, the permission bits are enforced as for a non-root user, a create is exclusive even
- * against a dangling link, and a rename over a file is atomic. The same conformance suite runs
+ * never read, the permission bits are enforced for the tree's user (owner, group or other bits, as
+ * the entry's owner says; none for root), only root may give an entry away, a create is exclusive
+ * even against a dangling link, and a rename over a file is atomic. The same conformance suite runs
  * against the port over this tree and against the Node layer.
  *
  * Entries are objects and a directory maps names to them, so a renamed file keeps its identity (its
@@ -18,9 +19,28 @@
 import type { SystemErrorReason } from "@effect/platform/Error"
 import { SystemError } from "@effect/platform/Error"
 import * as Path from "node:path"
-import type { FileInfo } from "../services/Files.js"
+import type { FileInfo, Owner } from "../services/Files.js"
 
 export type SpecialType = "FIFO" | "Socket" | "CharacterDevice" | "BlockDevice"
+
+/**
+ * The user the program runs as. Uid 0 is root: no permission bit holds it back and it may give
+ * any entry to anyone. Any other user may give its own entries only to itself and its groups.
+ */
+export interface MemoryUser {
+  readonly uid: number
+  readonly gid: number
+  /** Supplementary groups, besides `gid`. */
+  readonly groups?: ReadonlyArray<number> | undefined
+}
+
+export interface MemoryTreeOptions {
+  /** Default: uid 1000, gid 1000, not root. Entries the test creates are this user's until `chown`. */
+  readonly user?: MemoryUser | undefined
+}
+
+/** Why a system refuses a change notification: out of inotify instances, or out of watches. */
+export type WatchRefusal = "EMFILE" | "ENOSPC"
 
 export interface MemoryTree {
   /** Creates missing parent directories (0o755); replaces an existing file's content in place, keeping its mode unless one is given (0o644 for a new file). Follows links. */
@@ -35,6 +55,8 @@ export interface MemoryTree {
   rename(from: string, to: string): void
   /** Follows links, as chmod(2). */
   chmod(path: string, mode: number): void
+  /** Follows links, as chown(2). */
+  chown(path: string, uid: number, gid: number): void
   /** Follows links; undefined when missing or not a regular file. Sees no tear and no unreadable flag. */
   readFile(path: string): Uint8Array | undefined
   readText(path: string): string | undefined
@@ -62,6 +84,12 @@ export interface MemoryTree {
    * once, with the path it read, right after the read: a concurrent edit just after our first read.
    */
   onAfterRead(hook: (path: string) => void): void
+  /**
+   * From now on, every watch started through the port fails with this errno, as Linux's do once
+   * the user's inotify instances (`EMFILE`) or watches (`ENOSPC`) run out; undefined lifts it.
+   * Watches already running go on.
+   */
+  refuseWatches(code: WatchRefusal | undefined): void
 }
 
 export interface Listener {
@@ -69,7 +97,13 @@ export interface Listener {
   readonly removed: () => void
 }
 
-export interface FileNode {
+/** An entry's owner; `chown` changes it in place. */
+interface Owned {
+  uid: number
+  gid: number
+}
+
+export interface FileNode extends Owned {
   readonly type: "File"
   mode: number
   content: Uint8Array
@@ -77,19 +111,19 @@ export interface FileNode {
   unreadable: boolean
 }
 
-export interface DirectoryNode {
+export interface DirectoryNode extends Owned {
   readonly type: "Directory"
   mode: number
   readonly entries: Map<string, Node>
   readonly listeners: Set<Listener>
 }
 
-interface LinkNode {
+interface LinkNode extends Owned {
   readonly type: "SymbolicLink"
   readonly target: string
 }
 
-interface SpecialNode {
+interface SpecialNode extends Owned {
   readonly type: SpecialType
   mode: number
 }
@@ -105,13 +139,17 @@ export interface Located {
 
 const maxLinkHops = 40
 
-const OWNER_READ = 0o400
-const OWNER_WRITE = 0o200
-const OWNER_SEARCH = 0o100
+/** Permission bits of one class (owner, group or other), as `access(2)` asks for them. */
+const READ = 0o4
+const WRITE = 0o2
+const SEARCH = 0o1
+
+const defaultUser: MemoryUser = { uid: 1000, gid: 1000 }
 
 const errnoReason: Record<string, SystemErrorReason> = {
   ENOENT: "NotFound",
   EACCES: "PermissionDenied",
+  EPERM: "PermissionDenied",
   EEXIST: "AlreadyExists",
   EISDIR: "BadResource",
   ENOTDIR: "BadResource",
@@ -122,6 +160,9 @@ const errnoReason: Record<string, SystemErrorReason> = {
 const errnoText: Record<string, string> = {
   ENOENT: "no such file or directory",
   EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EMFILE: "too many open files",
+  ENOSPC: "no space left on device",
   EEXIST: "file already exists",
   EISDIR: "illegal operation on a directory",
   ENOTDIR: "not a directory",
@@ -162,13 +203,17 @@ const sizeOf = (node: Node): number => {
 export const infoOf = (node: Node): FileInfo => ({
   type: node.type,
   size: sizeOf(node),
-  mode: node.type === "SymbolicLink" ? 0o777 : node.mode
+  mode: node.type === "SymbolicLink" ? 0o777 : node.mode,
+  uid: node.uid,
+  gid: node.gid
 })
 
 const components = (path: string): Array<string> => path.split("/").filter((part) => part !== "")
 
-const makeDirectoryNode = (mode: number): DirectoryNode => ({
+const makeDirectoryNode = (mode: number, owner: Owner): DirectoryNode => ({
   type: "Directory",
+  uid: owner.uid,
+  gid: owner.gid,
   mode: mode & 0o7777,
   entries: new Map(),
   listeners: new Set()
@@ -192,13 +237,20 @@ export const notify = (directory: DirectoryNode, name: string): void => {
 
 /** What the file port needs of a tree, beyond its fixture methods. Not part of the public testing entry. */
 export interface TreeKernel {
+  /** The owner of what the program creates. */
+  readonly user: Owner
+  /** Whether the program may give an entry of its own `owner` (chown); it always may keep its own. */
+  readonly mayGive: (owner: Owner) => boolean
+  /** The errno a new watch fails with, if the test made the system refuse them. */
+  readonly watchRefusal: () => WatchRefusal | undefined
   readonly locate: (path: string, followFinal: boolean, method: string, syscall: string) => Located
   readonly existing: (path: string, followFinal: boolean, method: string, syscall: string) => Located & { readonly node: Node }
   readonly requireWritable: (directory: DirectoryNode, method: string, syscall: string, path: string) => void
   readonly requireReadable: (node: Node, method: string, syscall: string, path: string) => void
   readonly readThroughPort: (file: FileNode) => Uint8Array
   readonly insert: (path: string, node: Node, method: string, syscall: string) => void
-  readonly makeDirectories: (path: string, mode: number, method: string) => void
+  /** With `owner`, every directory created is given it; `EPERM` where the program may not, before anything is created. */
+  readonly makeDirectories: (path: string, mode: number, method: string, owner?: Owner) => void
   readonly renameEntry: (from: string, to: string, method: string) => void
   readonly runBeforeReplace: (target: string) => void
   readonly runAfterRead: (path: string) => void
@@ -221,8 +273,15 @@ const inodeNumberOf = (node: Node): number => {
   return inode
 }
 
-export const makeMemoryTree = (): MemoryTree => {
-  const root = makeDirectoryNode(0o755)
+export const makeMemoryTree = (options: MemoryTreeOptions = {}): MemoryTree => {
+  const user = options.user ?? defaultUser
+  const own: Owner = { uid: user.uid, gid: user.gid }
+  const groups = new Set([user.gid, ...(user.groups ?? [])])
+  const isRoot = user.uid === 0
+  // The root is the user's too, as every entry the test did not give away: a test that creates
+  // /home/user from nothing must not need root.
+  const root = makeDirectoryNode(0o755, own)
+  let watchRefusal: WatchRefusal | undefined
   /** True while a fixture method runs: the test's author is not held to the permission bits. */
   let byAuthor = false
 
@@ -236,8 +295,15 @@ export const makeMemoryTree = (): MemoryTree => {
     }
   }
 
-  /** Whether this process, as a non-root user owning every entry, may do `bits` to `node`. */
-  const allows = (node: Node, bits: number) => byAuthor || node.type === "SymbolicLink" || (node.mode & bits) === bits
+  /** Whether the program may do `bits` (read, write, search) to `node`: the owner's, the group's or the others' bits decide. */
+  const allows = (node: Node, bits: number) => {
+    if (byAuthor || isRoot || node.type === "SymbolicLink") return true
+    const shift = node.uid === user.uid ? 6 : groups.has(node.gid) ? 3 : 0
+    return ((node.mode >> shift) & bits) === bits
+  }
+
+  /** chown(2) for a user that is not root: its own uid, and one of its own groups. */
+  const mayGive = (owner: Owner) => isRoot || (owner.uid === user.uid && groups.has(owner.gid))
 
   const beforeReplace: Array<(target: string) => void> = []
   const afterRead: Array<(path: string) => void> = []
@@ -261,7 +327,7 @@ export const makeMemoryTree = (): MemoryTree => {
         continue
       }
       const directory = trail[trail.length - 1]!.directory
-      if (!allows(directory, OWNER_SEARCH)) throw fail("EACCES")
+      if (!allows(directory, SEARCH)) throw fail("EACCES")
       const node = directory.entries.get(name)
       const last = pending.length === 0
       if (node?.type === "SymbolicLink" && (followFinal || !last)) {
@@ -287,11 +353,11 @@ export const makeMemoryTree = (): MemoryTree => {
   }
 
   const requireWritable = (directory: DirectoryNode, method: string, syscall: string, path: string) => {
-    if (!allows(directory, OWNER_WRITE | OWNER_SEARCH)) throw systemError("EACCES", method, syscall, path)
+    if (!allows(directory, WRITE | SEARCH)) throw systemError("EACCES", method, syscall, path)
   }
 
   const requireReadable = (node: Node, method: string, syscall: string, path: string) => {
-    if (!allows(node, OWNER_READ) || (node.type === "File" && node.unreadable)) {
+    if (!allows(node, READ) || (node.type === "File" && node.unreadable)) {
       throw systemError("EACCES", method, syscall, path)
     }
   }
@@ -330,7 +396,8 @@ export const makeMemoryTree = (): MemoryTree => {
    * `mkdir -p`: existing directories, and links to them, are kept; anything else in the way fails.
    * The mode is set exactly: this tree has no umask.
    */
-  const makeDirectories = (path: string, mode: number, method: string) => {
+  const makeDirectories = (path: string, mode: number, method: string, owner?: Owner) => {
+    const given = owner ?? own
     let prefix = "/"
     const parts = components(Path.posix.normalize(path))
     parts.forEach((part, index) => {
@@ -343,7 +410,8 @@ export const makeMemoryTree = (): MemoryTree => {
         throw systemError(index === parts.length - 1 ? "EEXIST" : "ENOTDIR", method, "mkdir", path)
       }
       requireWritable(located.parent, method, "mkdir", path)
-      located.parent.entries.set(located.name, makeDirectoryNode(mode))
+      if (!byAuthor && !mayGive(given)) throw systemError("EPERM", method, "fchown", prefix)
+      located.parent.entries.set(located.name, makeDirectoryNode(mode, given))
       notify(located.parent, located.name)
     })
   }
@@ -406,6 +474,7 @@ export const makeMemoryTree = (): MemoryTree => {
         if (node === undefined) {
           located.parent.entries.set(located.name, {
             type: "File",
+            ...own,
             mode: (mode ?? 0o644) & 0o7777,
             content: toBytes(content),
             tear: undefined,
@@ -423,12 +492,12 @@ export const makeMemoryTree = (): MemoryTree => {
     symlink: (target, path) =>
       asAuthor(() => {
         makeParents(normalized(path))
-        insert(normalized(path), { type: "SymbolicLink", target }, "symlink", "symlink")
+        insert(normalized(path), { type: "SymbolicLink", ...own, target }, "symlink", "symlink")
       }),
     makeSpecial: (path, type) =>
       asAuthor(() => {
         makeParents(normalized(path))
-        insert(normalized(path), { type, mode: type === "CharacterDevice" ? 0o666 : 0o644 }, "makeSpecial", "mknod")
+        insert(normalized(path), { type, ...own, mode: type === "CharacterDevice" ? 0o666 : 0o644 }, "makeSpecial", "mknod")
       }),
     remove: (path) => asAuthor(() => removeEntry(normalized(path))),
     rename: (from, to) => asAuthor(() => renameEntry(normalized(from), normalized(to), "rename")),
@@ -437,6 +506,13 @@ export const makeMemoryTree = (): MemoryTree => {
         const located = existing(normalized(path), true, "chmod", "chmod")
         if (located.node.type === "SymbolicLink") return
         located.node.mode = mode & 0o7777
+        notify(located.parent, located.name)
+      }),
+    chown: (path, uid, gid) =>
+      asAuthor(() => {
+        const located = existing(normalized(path), true, "chown", "chown")
+        located.node.uid = uid
+        located.node.gid = gid
         notify(located.parent, located.name)
       }),
     readFile,
@@ -483,9 +559,15 @@ export const makeMemoryTree = (): MemoryTree => {
         notify(parent, name)
       }),
     onBeforeReplace: (hook) => void beforeReplace.push(hook),
-    onAfterRead: (hook) => void afterRead.push(hook)
+    onAfterRead: (hook) => void afterRead.push(hook),
+    refuseWatches: (code) => {
+      watchRefusal = code
+    }
   }
   kernels.set(tree, {
+    user: own,
+    mayGive,
+    watchRefusal: () => watchRefusal,
     locate,
     existing,
     requireWritable,

@@ -11,16 +11,18 @@ import { Files } from "../services/Files.js"
 import { ProcessProbe } from "../services/ProcessProbe.js"
 import * as FilesNode from "./FilesNode.js"
 import * as ProcessProbeNode from "./ProcessProbeNode.js"
-import { type CommonOptions, layerServices, type Ports, provideRegistry, provideSettings, type Services } from "./Services.js"
+import { type CommonOptions, layerServices, type Ports, providePolicy, provideRegistry, provideSettings, type Services } from "./Services.js"
 
 export interface NodeOptions extends CommonOptions {
   /** The Claude home; when absent, `CLAUDE_CONFIG_DIR`, then `~/.claude`. */
   readonly claudeHome?: string | undefined
+  /** The managed settings directory; when absent, the platform's (`/etc/claude-code` on Linux). */
+  readonly managedSettingsDirectory?: string | undefined
 }
 
 /** The Node ports, as the context `layerPorts` provides. */
 export const portsNode = (options: NodeOptions = {}): Effect.Effect<Context.Context<Ports>> =>
-  Effect.map(ClaudeHome.fromEnvironment(options.claudeHome), (home) =>
+  Effect.map(ClaudeHome.fromEnvironment(options.claudeHome, options), (home) =>
     Context.make(Files, FilesNode.make()).pipe(
       Context.add(ProcessProbe, ProcessProbeNode.makeNode()),
       Context.add(ClaudeHome.ClaudeHome, home)
@@ -29,7 +31,7 @@ export const portsNode = (options: NodeOptions = {}): Effect.Effect<Context.Cont
 /** The ports alone, for a program that provides its own services over them. */
 export const layerPorts = (options: NodeOptions = {}): Layer.Layer<Ports> => Layer.effectContext(portsNode(options))
 
-/** Registry, Settings and Watch on the real machine, with the ports they run on. */
+/** Registry, Settings, Watch and Policy on the real machine, with the ports they run on. */
 export const layerNode = (options: NodeOptions = {}): Layer.Layer<Services> => layerServices(layerPorts(options), options)
 
 /** The registry alone on the real machine, provided to one effect (see `provideRegistry`). */
@@ -37,3 +39,6 @@ export const provideNodeRegistry = (options: NodeOptions = {}) => provideRegistr
 
 /** The settings alone on the real machine, provided to one effect (see `provideSettings`). */
 export const provideNodeSettings = (options: NodeOptions = {}) => provideSettings(portsNode(options), options)
+
+/** The policy and the registry on the real machine, provided to one effect (see `providePolicy`). */
+export const provideNodePolicy = (options: NodeOptions = {}) => providePolicy(portsNode(options), options)

@@ -7,7 +7,24 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { type Liveness, type ProcessIdentity, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+import { type Observed, read, unreadable } from "../domain/Observed.js"
+import {
+  type Liveness,
+  type ProcessEvidence,
+  type ProcessIdentity,
+  ProcessProbe,
+  type ProcessState
+} from "../services/ProcessProbe.js"
+
+/** One part of a process's evidence as a test stages it: the value, or `Observed` (an `unreadable(reason)`). */
+export type Staged<A> = A | Observed<A>
+
+/** What a test stages of how a process runs; a part left out keeps its default. */
+export interface StagedEvidence {
+  readonly arguments?: Staged<ReadonlyArray<string>>
+  readonly environment?: Staged<ReadonlyMap<string, string> | Readonly<Record<string, string>>>
+  readonly workingDirectory?: Staged<string>
+}
 
 export interface MemoryProcessesOptions {
   /** "This process", the one the program runs as (a lock of ours names it). Default pid 424242, a fresh start time. */
@@ -23,7 +40,18 @@ export interface MemoryProcesses {
    * to a fresh decimal string, distinct per process. Spawning on a live pid is a test bug and
    * throws: use `reuse` for a pid taken over by a new process.
    */
-  spawn(options?: { readonly pid?: number; readonly startTime?: string }): { pid: number; startTime: string }
+  spawn(options?: { readonly pid?: number; readonly startTime?: string } & StagedEvidence): { pid: number; startTime: string }
+  /**
+   * What the process shows of how it runs. A spawned process shows, until staged otherwise, the
+   * arguments `sleep 3600`, an empty environment and the working directory `/`.
+   */
+  stage(pid: number, evidence: StagedEvidence): void
+  /**
+   * Runs `hook` once, just before the next read of this pid's evidence: the pid dies or is reused
+   * between a registry scan and the read, and the caller must not take the new process's evidence
+   * for the session's.
+   */
+  onNextEvidence(pid: number, hook: () => void): void
   /** The process exits and is reaped: no process has the pid any more. */
   kill(pid: number): void
   /**
@@ -51,6 +79,7 @@ export interface MemoryProcesses {
 
 interface Entry {
   readonly startTime: string
+  evidence: ProcessEvidence
   unreadable: boolean
   dieDuringCheck: boolean
   /** Exited, not reaped. */
@@ -59,6 +88,38 @@ interface Entry {
 
 /** As on the OS: 0 and negatives address process groups, and no process has such a pid. */
 const isProcessId = (pid: number): boolean => Number.isSafeInteger(pid) && pid >= 1 && pid <= 2147483647
+
+const isObserved = <A>(value: Staged<A>): value is Observed<A> =>
+  typeof value === "object" && value !== null && "_tag" in value &&
+  ((value as { _tag: unknown })._tag === "Read" || (value as { _tag: unknown })._tag === "Unreadable")
+
+const observed = <A>(value: Staged<A>): Observed<A> => (isObserved(value) ? value : read(value))
+
+const environmentOf = (
+  value: Staged<ReadonlyMap<string, string> | Readonly<Record<string, string>>>
+): Observed<ReadonlyMap<string, string>> => {
+  const staged = observed(value)
+  if (staged._tag === "Unreadable") return staged
+  return read(staged.value instanceof Map ? staged.value : new Map(Object.entries(staged.value)))
+}
+
+const defaultEvidence: ProcessEvidence = {
+  arguments: read(["sleep", "3600"]),
+  environment: read(new Map()),
+  workingDirectory: read("/")
+}
+
+const withStaged = (evidence: ProcessEvidence, staged: StagedEvidence): ProcessEvidence => ({
+  arguments: staged.arguments === undefined ? evidence.arguments : observed(staged.arguments),
+  environment: staged.environment === undefined ? evidence.environment : environmentOf(staged.environment),
+  workingDirectory: staged.workingDirectory === undefined ? evidence.workingDirectory : observed(staged.workingDirectory)
+})
+
+const exited: ProcessEvidence = {
+  arguments: unreadable("the process has exited"),
+  environment: unreadable("the process has exited"),
+  workingDirectory: unreadable("the process has exited")
+}
 
 const dead: ProcessState = { _tag: "Dead" }
 const aliveWith = (startTime: Option.Option<string>): ProcessState => ({ _tag: "Alive", startTime })
@@ -72,6 +133,7 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
   let pidDomain: Option.Option<string> = Option.some("linux:memory:pid:[1]")
   let kills = 0
   let startTimeReads = 0
+  const evidenceHooks = new Map<number, () => void>()
 
   const freshStartTime = (): string => String(nextStartTime++)
 
@@ -151,7 +213,7 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
   const selfPid = options.self?.pid ?? defaultSelfPid
   checkPid(selfPid)
   const self = { pid: selfPid, startTime: options.self?.startTime ?? freshStartTime() }
-  table.set(self.pid, { startTime: self.startTime, unreadable: false, dieDuringCheck: false, zombie: false })
+  table.set(self.pid, { startTime: self.startTime, evidence: defaultEvidence, unreadable: false, dieDuringCheck: false, zombie: false })
 
   const probe: ProcessProbe = {
     // As on the OS, this process's start time is read when it is asked for, so a test that makes it
@@ -162,7 +224,15 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
     }),
     pidDomain: Effect.sync(() => pidDomain),
     check: (pids, startTimeOf) => Effect.sync(() => check(pids, startTimeOf)),
-    checkLiveness: (pids) => Effect.sync(() => checkLiveness(pids))
+    checkLiveness: (pids) => Effect.sync(() => checkLiveness(pids)),
+    evidence: (pid) =>
+      Effect.sync(() => {
+        const hook = evidenceHooks.get(pid)
+        evidenceHooks.delete(pid)
+        hook?.()
+        const entry = table.get(pid)
+        return entry === undefined || entry.zombie ? exited : entry.evidence
+      })
   }
 
   return {
@@ -178,8 +248,17 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
         if (table.has(pid)) throw new Error(`pid ${pid} is already a live process; use reuse(${pid})`)
       }
       const startTime = options?.startTime ?? freshStartTime()
-      table.set(pid, { startTime, unreadable: false, dieDuringCheck: false, zombie: false })
+      const evidence = withStaged(defaultEvidence, options ?? {})
+      table.set(pid, { startTime, evidence, unreadable: false, dieDuringCheck: false, zombie: false })
       return { pid, startTime }
+    },
+    onNextEvidence(pid, hook) {
+      evidenceHooks.set(pid, hook)
+    },
+    stage(pid, evidence) {
+      const entry = table.get(pid)
+      if (entry === undefined) throw new Error(`pid ${pid} is not a live process`)
+      entry.evidence = withStaged(entry.evidence, evidence)
     },
     kill(pid) {
       table.delete(pid)
@@ -192,7 +271,7 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
     reuse(pid, startTime) {
       checkPid(pid)
       const fresh = startTime ?? freshStartTime()
-      table.set(pid, { startTime: fresh, unreadable: false, dieDuringCheck: false, zombie: false })
+      table.set(pid, { startTime: fresh, evidence: defaultEvidence, unreadable: false, dieDuringCheck: false, zombie: false })
       return fresh
     },
     setStartTimeUnreadable(pid, unreadable = true) {

@@ -20,7 +20,15 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
-import { type Liveness, type ProcessIdentity, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+import { parseEnviron } from "../domain/ClaudeEnvironment.js"
+import { type Observed, read, unreadable } from "../domain/Observed.js"
+import {
+  type Liveness,
+  type ProcessEvidence,
+  type ProcessIdentity,
+  ProcessProbe,
+  type ProcessState
+} from "../services/ProcessProbe.js"
 
 const dead: ProcessState = { _tag: "Dead" }
 const aliveWith = (startTime: Option.Option<string>): ProcessState => ({ _tag: "Alive", startTime })
@@ -297,6 +305,97 @@ const psStates = (
   )
 }
 
+/** Why a file of `/proc/<pid>` could not be read, in words. */
+const procFailure = (what: string, error: unknown): string => {
+  switch (errorCode(error)) {
+    case "ENOENT":
+    case "ESRCH":
+      return "the process has exited"
+    case "EACCES":
+    case "EPERM":
+      return `permission denied: ${what} of another user's process, or of one that forbids it, cannot be read`
+    default:
+      return error instanceof Error ? error.message : String(error)
+  }
+}
+
+const procRead = <A>(what: string, read: () => Observed<A>): Observed<A> => {
+  try {
+    return read()
+  } catch (error) {
+    return unreadable(procFailure(what, error))
+  }
+}
+
+/** NUL-separated words; the NUL after the last one is a terminator, not an empty word. */
+export const splitNul = (text: string): ReadonlyArray<string> => {
+  if (text.length === 0) return []
+  const words = text.split("\0")
+  return text.endsWith("\0") ? words.slice(0, -1) : words
+}
+
+/**
+ * Linux: `/proc/<pid>/cmdline`, `environ` and `cwd`. The environment is the block the process was
+ * started with; the kernel lets only the process's own user (and root) read it.
+ */
+const linuxEvidence = (pid: number): ProcessEvidence =>
+  withoutStackTraces(() => ({
+    arguments: procRead("the arguments", () => {
+      const words = splitNul(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8"))
+      return words.length === 0 ? unreadable("the process shows no arguments: it has exited, or is a kernel thread") : read(words)
+    }),
+    environment: procRead("the environment", () => read(parseEnviron(fs.readFileSync(`/proc/${pid}/environ`, "utf8")))),
+    workingDirectory: procRead("the working directory", () => {
+      const target = fs.readlinkSync(`/proc/${pid}/cwd`)
+      return target.endsWith(" (deleted)") ? unreadable("its working directory has been deleted") : read(target)
+    })
+  }))
+
+/**
+ * Options Claude Code reads its settings from. `ps` joins a process's arguments with spaces, so
+ * its text splits back into the real words only when no space sat inside one; a split is trusted
+ * only when none of these appears anywhere in the text, so that no value of theirs can be misread.
+ */
+const settingsOptions = ["--settings", "--setting-sources", "--restricted", "--managed-settings", "--project-config-root"]
+
+/** `ps -o command=`'s text as words, or unreadable when a split could misread a settings option. */
+export const psArguments = (text: string): Observed<ReadonlyArray<string>> => {
+  const trimmed = text.trim()
+  if (trimmed === "") return unreadable("ps shows no command for the process: it has exited")
+  const named = settingsOptions.find((option) => trimmed.includes(option))
+  return named === undefined
+    ? read(trimmed.split(/ +/))
+    : unreadable(`ps joins the arguments with spaces, so the value of ${named} cannot be told apart from the words around it`)
+}
+
+const runPsCommand = (pid: number): Effect.Effect<string> =>
+  Effect.flatMap(Effect.promise(() => import("node:child_process")), (childProcess) =>
+    Effect.async<string>((resume) => {
+      const child = childProcess.execFile(
+        "ps",
+        ["-o", "command=", "-p", String(pid)],
+        { env: psEnvironment(), encoding: "utf8", maxBuffer: 16 * 1024 * 1024, timeout: 30_000 },
+        (_error, stdout) => resume(Effect.succeed(typeof stdout === "string" ? stdout : ""))
+      )
+      return Effect.sync(() => {
+        child.kill("SIGKILL")
+      })
+    }))
+
+/** macOS: the arguments from `ps`; the environment and the working directory are not read there. */
+const psEvidence = (pid: number): Effect.Effect<ProcessEvidence> =>
+  Effect.map(runPsCommand(pid), (text) => ({
+    arguments: psArguments(text),
+    environment: unreadable("macOS does not show another process's environment apart from its arguments"),
+    workingDirectory: unreadable("the working directory of another process is not read on macOS")
+  }))
+
+const evidenceUnavailable = (reason: string): ProcessEvidence => ({
+  arguments: unreadable(reason),
+  environment: unreadable(reason),
+  workingDirectory: unreadable(reason)
+})
+
 const livenessOnly = (alive: Map<number, boolean>): ReadonlyMap<number, ProcessState> =>
   new Map([...alive].map(([pid, isAlive]) => [pid, isAlive ? aliveWith(Option.none()) : dead]))
 
@@ -349,6 +448,18 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
     }),
     pidDomain: Effect.sync(() => (domain ??= platform === "linux" ? linuxPidDomain() : Option.none())),
     check,
+    evidence: (pid) =>
+      Effect.suspend(() => {
+        if (!isProcessId(pid)) return Effect.succeed(evidenceUnavailable(`${pid} is not a process id`))
+        switch (platform) {
+          case "linux":
+            return Effect.sync(() => linuxEvidence(pid))
+          case "darwin":
+            return psEvidence(pid)
+          default:
+            return Effect.succeed(evidenceUnavailable(`this platform (${platform}) does not show another process's arguments or environment`))
+        }
+      }),
     checkLiveness: (pids) =>
       Effect.sync((): Liveness => {
         const alive = probeLiveness(pids, listing)

@@ -1,6 +1,9 @@
 /**
- * Where the registry and the user settings live. First match wins: an explicit directory (the
+ * Where the registry and the user settings live, and where this machine keeps the managed settings
+ * an administrator installs. The home is, first match wins: an explicit directory (the
  * `--claude-home` option, the layers' `claudeHome`), `CLAUDE_CONFIG_DIR`, then `<user home>/.claude`.
+ * The managed directory is the platform's (`/etc/claude-code` on Linux) unless configured: tests and
+ * unusual installs name another (`--managed-dir`).
  */
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -9,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as os from "node:os"
 import * as path from "node:path"
+import { managedDirectoryOf } from "../domain/ManagedSettings.js"
 
 export interface ClaudeHome {
   readonly root: string
@@ -16,33 +20,48 @@ export interface ClaudeHome {
   readonly sessionsDirectory: string
   /** `<claude home>/settings.json` */
   readonly settingsFile: string
+  /**
+   * The managed settings directory: `managed-settings.json` and the drop-ins of
+   * `managed-settings.d/`, read by every Claude Code session on this machine.
+   */
+  readonly managedSettingsDirectory: string
 }
 
 export const ClaudeHome = Context.GenericTag<ClaudeHome>("claude-peers/ClaudeHome")
 
-export const make = (root: string): ClaudeHome => {
+/** What a home's configuration can change besides its root. */
+export interface HomeOptions {
+  /** The managed settings directory; the platform's when absent. */
+  readonly managedSettingsDirectory?: string | undefined
+}
+
+export const make = (root: string, options: HomeOptions = {}): ClaudeHome => {
   const resolved = path.resolve(root)
   return {
     root: resolved,
     sessionsDirectory: path.join(resolved, "sessions"),
-    settingsFile: path.join(resolved, "settings.json")
+    settingsFile: path.join(resolved, "settings.json"),
+    managedSettingsDirectory: options.managedSettingsDirectory === undefined
+      ? managedDirectoryOf(process.platform)
+      : path.resolve(options.managedSettingsDirectory)
   }
 }
 
 /** A fixed Claude home: what tests use, so that they never touch the real `~/.claude`. */
-export const layer = (root: string): Layer.Layer<ClaudeHome> => Layer.sync(ClaudeHome, () => make(root))
+export const layer = (root: string, options: HomeOptions = {}): Layer.Layer<ClaudeHome> =>
+  Layer.sync(ClaudeHome, () => make(root, options))
 
 /** `claudeHome` when given, then `CLAUDE_CONFIG_DIR` (read through Effect's `ConfigProvider`), then `<user home>/.claude`. */
-export const fromEnvironment = (claudeHome?: string): Effect.Effect<ClaudeHome> =>
+export const fromEnvironment = (claudeHome?: string, options: HomeOptions = {}): Effect.Effect<ClaudeHome> =>
   claudeHome !== undefined
-    ? Effect.sync(() => make(claudeHome))
+    ? Effect.sync(() => make(claudeHome, options))
     : Config.option(Config.string("CLAUDE_CONFIG_DIR")).pipe(
       // An empty CLAUDE_CONFIG_DIR is unset, not the current directory.
       Effect.map(Option.filter((dir) => dir.length > 0)),
       Effect.map(Option.getOrElse(() => path.join(os.homedir(), ".claude"))),
-      Effect.map(make),
+      Effect.map((root) => make(root, options)),
       Effect.orDie
     )
 
-export const layerFromEnvironment = (claudeHome?: string): Layer.Layer<ClaudeHome> =>
-  Layer.effect(ClaudeHome, fromEnvironment(claudeHome))
+export const layerFromEnvironment = (claudeHome?: string, options: HomeOptions = {}): Layer.Layer<ClaudeHome> =>
+  Layer.effect(ClaudeHome, fromEnvironment(claudeHome, options))

@@ -22,7 +22,16 @@ export interface DirectoryEntry {
   readonly type: EntryType
 }
 
-export interface FileInfo {
+/**
+ * Who owns an entry: its user and group ids. On Windows, where they mean nothing, both are 0 and an
+ * owner asked for is not given.
+ */
+export interface Owner {
+  readonly uid: number
+  readonly gid: number
+}
+
+export interface FileInfo extends Owner {
   readonly type: EntryType
   readonly size: number
   /** Permission bits only (`mode & 0o7777`). */
@@ -61,13 +70,23 @@ export interface Files {
     path: string,
     options: { readonly maxBytes: number; readonly followLinks: boolean }
   ) => Effect<BoundedRead, PlatformError>
-  /** Creates a directory and its missing parents with the given mode (existing ones are kept). */
-  readonly makeDirectory: (path: string, mode: number) => Effect<void, PlatformError>
+  /**
+   * Creates a directory and its missing parents with the given mode (existing ones are kept). With
+   * `owner`, each directory it creates is given that owner, or the call fails (`PermissionDenied`,
+   * syscall `fchown`, where this process may not give it) and the directory it could not give away
+   * is removed.
+   */
+  readonly makeDirectory: (path: string, mode: number, owner?: Owner) => Effect<void, PlatformError>
   /**
    * Creates a new file exclusively (`AlreadyExists` when anything is there, links included),
    * writes all of `bytes`, fsyncs it and closes it. The mode is set exactly, whatever the umask.
+   * With `owner`, the file is given that owner through its descriptor before the mode is set (a
+   * file that root writes for a user is the user's, and nothing but its creator ever sees it
+   * otherwise); where this process may not give it, the create fails `PermissionDenied` with the
+   * syscall `fchown` and the file is removed. An owner equal to the one the file got anyway needs no
+   * permission.
    */
-  readonly writeNewFile: (path: string, bytes: Uint8Array, mode: number) => Effect<void, PlatformError>
+  readonly writeNewFile: (path: string, bytes: Uint8Array, mode: number, owner?: Owner) => Effect<void, PlatformError>
   /**
    * Compare-and-rename, the closest the platform allows: re-reads `target` and, only when its bytes
    * equal `expected` (null: `target` must be absent), renames `source` over it, with no other I/O and
@@ -85,7 +104,10 @@ export interface Files {
   readonly removeFile: (path: string) => Effect<void, PlatformError>
   /**
    * Change notifications for a directory's entries. Fails with `NotFound` when the directory does
-   * not exist; ends when the directory is removed.
+   * not exist; ends when the directory is removed. Fails, at once or later, when the system refuses
+   * notifications (Linux's inotify limits: `EMFILE` for instances, `ENOSPC` for watches, in the
+   * error's `description`): the directory can still be read, and a caller that must not miss a
+   * change reads it instead.
    */
   readonly watch: (path: string) => Stream<WatchEvent, PlatformError>
 }

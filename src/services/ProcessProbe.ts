@@ -5,6 +5,9 @@
 import * as Context from "effect/Context"
 import type { Effect } from "effect/Effect"
 import type { Option } from "effect/Option"
+import type { Observed } from "../domain/Observed.js"
+
+export type { Observed }
 
 export type ProcessState =
   | { readonly _tag: "Dead" }
@@ -37,6 +40,24 @@ export interface ProcessIdentity {
   readonly startTime: Option<string>
 }
 
+/**
+ * What this machine shows of how a process runs: its arguments, its environment and its working
+ * directory. Each is read or not, with the reason (another user's environment is not readable; a
+ * platform without `/proc` shows less). Nothing here is proof of identity: a caller that needs the
+ * evidence to belong to a given process checks that process again after reading it.
+ */
+export interface ProcessEvidence {
+  /** The argument vector, program first (Linux `/proc/<pid>/cmdline` split on NUL). */
+  readonly arguments: Observed<ReadonlyArray<string>>
+  /**
+   * The environment the process was started with (Linux `/proc/<pid>/environ`; a name given twice
+   * answers its first value, as `getenv` does). Changes the process made to itself later are not in it.
+   */
+  readonly environment: Observed<ReadonlyMap<string, string>>
+  /** Where the process runs now (Linux: the target of `/proc/<pid>/cwd`). */
+  readonly workingDirectory: Observed<string>
+}
+
 export interface ProcessProbe {
   /**
    * This process. It belongs to the port, not to `process.pid`, so that a memory process table can
@@ -65,6 +86,8 @@ export interface ProcessProbe {
    * records that passed every other check.
    */
   readonly checkLiveness: (pids: Iterable<number>) => Effect<Liveness>
+  /** The process's arguments, environment and working directory, each read or unreadable with a reason; never a failure. */
+  readonly evidence: (pid: number) => Effect<ProcessEvidence>
 }
 
 export const ProcessProbe = Context.GenericTag<ProcessProbe>("claude-peers/ProcessProbe")

@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as path from "node:path"
 import type { ChangedDuringWrite, InvalidJson, InvalidSettings } from "../domain/Errors.js"
-import { failWith } from "../domain/ErrorsOnDemand.js"
+import { failWith, platformErrorClasses } from "../domain/ErrorsOnDemand.js"
 import {
   applyChange,
   decodeDocument,
@@ -34,7 +34,7 @@ import {
 } from "../domain/Settings.js"
 import { entryTypeWords } from "../domain/Verdict.js"
 import { ClaudeHome } from "./ClaudeHome.js"
-import { type EntryType, Files } from "./Files.js"
+import { type EntryType, type FileInfo, Files, type Owner } from "./Files.js"
 import { ProcessProbe } from "./ProcessProbe.js"
 import { makeLock, makeNonces, tempFileOf, tempFilePattern } from "./SettingsLock.js"
 import { Timing } from "./Timing.js"
@@ -73,11 +73,23 @@ const hasReason = (reason: string) => (error: unknown): boolean =>
 const orAbsent = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   effect.pipe(Effect.map(Option.some), Effect.catchIf(hasReason("NotFound"), () => Effect.succeedNone))
 
-/** The file's bytes as they were read, or null when it is absent; `mode` is its permission bits. */
+/** The file's bytes as they were read, or null when it is absent; `mode` is its permission bits, `owner` its owner. */
 interface OnDisk {
   readonly bytes: Uint8Array | null
   readonly mode: number | null
+  readonly owner: Owner | null
 }
+
+const absent: OnDisk = { bytes: null, mode: null, owner: null }
+
+const ownerOf = (info: FileInfo): Owner => ({ uid: info.uid, gid: info.gid })
+
+const errnoIn = (error: PlatformError): string =>
+  (error._tag === "SystemError" ? /^E[A-Z]+/.exec(error.description ?? "")?.[0] : undefined) ?? "not permitted"
+
+/** The port's refusal to give a file away (see `Files.writeNewFile`), told apart from a directory's permission bits. */
+const isOwnerRefusal = (error: PlatformError): boolean =>
+  error._tag === "SystemError" && error.reason === "PermissionDenied" && error.syscall === "fchown"
 
 const revisionOfOnDisk = (onDisk: OnDisk): string => (onDisk.bytes === null ? emptyRevision : revisionOf(onDisk.bytes))
 
@@ -146,7 +158,7 @@ export const make = Effect.gen(function*() {
     const bytes = yield* readBytes
     const document = yield* decodeOrFail(bytes, "read")
     const policy = yield* orDocumentError(policyOf(document), "read")
-    return makeSettingsView(file, revisionOfOnDisk({ bytes, mode: null }), policy)
+    return makeSettingsView(file, revisionOfOnDisk({ ...absent, bytes }), policy)
   }).pipe(Effect.withSpan("Settings.read"))
 
   /** A link swapped in after the lstat fails the no-follow open: say so, not "bad resource". */
@@ -160,17 +172,17 @@ export const make = Effect.gen(function*() {
    */
   const readForUpdate: Effect.Effect<OnDisk, InvalidSettings | PlatformError> = Effect.gen(function*() {
     const info = yield* orAbsent(files.lstat(file))
-    if (Option.isNone(info)) return { bytes: null, mode: null }
+    if (Option.isNone(info)) return absent
     if (info.value.type !== "File") return yield* notRegular(info.value.type, "update")
     if (info.value.size > maxSettingsBytes) return yield* tooLarge(info.value.size, "update")
     const outcome = yield* orAbsent(files.readBounded(file, { maxBytes: maxSettingsBytes, followLinks: false })).pipe(
       Effect.catchIf(hasReason("BadResource"), (error) => linkSwappedIn(error))
     )
-    if (Option.isNone(outcome)) return { bytes: null, mode: null }
+    if (Option.isNone(outcome)) return absent
     const result = outcome.value
     if (result._tag === "NotRegular") return yield* notRegular(result.type, "update")
     if (result._tag === "TooLarge") return yield* tooLarge(result.size, "update")
-    return { bytes: result.bytes, mode: info.value.mode }
+    return { bytes: result.bytes, mode: info.value.mode, owner: ownerOf(info.value) }
   })
 
   const plan = (onDisk: OnDisk, change: PolicyChange, expectedRevision: string | null): Effect.Effect<Plan, UpdateError> =>
@@ -221,9 +233,39 @@ export const make = Effect.gen(function*() {
   }).pipe(Effect.ignore)
 
   /**
-   * Steps 6 and 7: a temporary file with the old permission bits, then the compare-and-rename.
-   * The temporary file's removal is registered before it exists, so no failure or interruption
-   * leaves it behind; after the rename it is gone and the removal finds nothing.
+   * Whom the file must belong to after the update: its owner before it, and a new file its
+   * directory's (the nearest existing one when the directory is still to be created). A user's
+   * settings file that root updated must stay readable by that user's Claude Code.
+   */
+  const ownerOfDirectory = (at: string): Effect.Effect<Owner, PlatformError> =>
+    files.stat(at).pipe(
+      Effect.map(ownerOf),
+      Effect.catchIf(
+        (error) => hasReason("NotFound")(error) && path.dirname(at) !== at,
+        () => ownerOfDirectory(path.dirname(at))
+      )
+    )
+
+  /**
+   * A file or directory that could not be given the settings file's owner: the update is refused,
+   * and says why, naming the settings file rather than a temporary one. Other failures pass as they are.
+   */
+  const ownerNotKept = (owner: Owner, isNew: boolean) => (error: PlatformError): PlatformError =>
+    !isOwnerRefusal(error) ? error : new (platformErrorClasses().SystemError)({
+      reason: "PermissionDenied",
+      module: "FileSystem",
+      method: "update",
+      pathOrDescriptor: file,
+      syscall: "fchown",
+      description: `${
+        isNew ? "a new settings file gets the owner of its directory" : "the settings file must keep its owner"
+      } (uid ${owner.uid}, gid ${owner.gid}), and this process may not give a file that owner (${errnoIn(error)}); nothing was written`
+    })
+
+  /**
+   * Steps 6 and 7: a temporary file with the old permission bits and owner, then the
+   * compare-and-rename. The temporary file's removal is registered before it exists, so no failure
+   * or interruption leaves it behind; after the rename it is gone and the removal finds nothing.
    */
   const writeReplacing = (onDisk: OnDisk, text: string) =>
     Effect.scoped(
@@ -232,7 +274,10 @@ export const make = Effect.gen(function*() {
         const temp = tempFileOf(file, self.pid, yield* nonce)
         yield* Effect.addFinalizer(() => Effect.ignore(files.removeFile(temp)))
         const bytes = encodeDocument(text)
-        yield* files.writeNewFile(temp, bytes, onDisk.mode ?? newFileMode)
+        const owner = onDisk.owner ?? (yield* ownerOfDirectory(directory))
+        yield* files.writeNewFile(temp, bytes, onDisk.mode ?? newFileMode, owner).pipe(
+          Effect.mapError(ownerNotKept(owner, onDisk.owner === null))
+        )
         const outcome = yield* files.replaceIfUnchanged(temp, file, onDisk.bytes, maxSettingsBytes)
         if (outcome._tag === "Replaced") {
           // Without it a power cut can undo the rename. When it fails the new value is in place
@@ -277,7 +322,11 @@ export const make = Effect.gen(function*() {
     const first = yield* readForUpdate
     const early = yield* plan(first, change, expected)
     if (early._tag === "Unchanged") return early.view
-    if (first.bytes === null) yield* files.makeDirectory(directory, newDirectoryMode)
+    // The directories created for a new file belong to whoever owns the nearest one that exists.
+    if (first.bytes === null) {
+      const owner = yield* ownerOfDirectory(directory)
+      yield* files.makeDirectory(directory, newDirectoryMode, owner).pipe(Effect.mapError(ownerNotKept(owner, true)))
+    }
     return yield* Effect.scoped(
       Effect.zipRight(
         Effect.zipRight(lock.acquire(expected), sweepTempFiles),

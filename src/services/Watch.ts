@@ -51,14 +51,31 @@ export interface WatchOptions {
    * registry.
    */
   readonly interval?: Duration.DurationInput | undefined
+  /**
+   * Called once when the system refuses change notifications for the registry directory (Linux's
+   * inotify limits: `EMFILE`, `ENOSPC`). The watch goes on without them, reading the registry every
+   * interval instead, so a change is then reported within the interval rather than within 500 ms;
+   * nothing else tells the caller (the watch logs it at debug level only).
+   */
+  readonly onNotificationsRefused?: ((refusal: NotificationsRefused) => Effect.Effect<void>) | undefined
+}
+
+/** Why a watch reads the registry every interval rather than on change notifications. */
+export interface NotificationsRefused {
+  readonly directory: string
+  /** The file port's refusal. */
+  readonly error: PlatformError
+  /** How often the registry is read from now on. */
+  readonly interval: Duration.Duration
 }
 
 export interface Watch {
   /**
    * The live sessions as a stream of changes: first one `appeared` per live session, sorted by pid,
    * then an event for each change seen. The directory watch and the timers belong to the stream's
-   * scope and are released when it closes. Fails only when the registry directory cannot be watched
-   * or read for another reason than being absent (an absent directory is waited for).
+   * scope and are released when it closes. Fails only when the registry directory cannot be read
+   * for another reason than being absent (an absent directory is waited for; one whose change
+   * notifications the system refuses is read every interval, see `onNotificationsRefused`).
    */
   readonly sessions: (options?: WatchOptions) => Stream.Stream<SessionEvent, PlatformError>
 }
@@ -123,10 +140,27 @@ export const make = Effect.gen(function*() {
    * every interval, when that is shorter): a file written into a directory created late must be
    * reported within 500 ms like any other, a stat costs next to nothing, and the pause keeps a watch
    * that keeps ending from spinning.
+   *
+   * A directory that exists but whose notifications the system refuses (inotify instances or
+   * watches used up by other programs) is not a reason to stop watching: from then on it yields one
+   * notification per interval, for good, and says so once through `onRefused`. A watch that failed
+   * there would leave its caller blind, while reading costs only the time of a read.
    */
-  const directoryChanges = (interval: Duration.Duration): Stream.Stream<void, PlatformError> => {
+  const directoryChanges = (
+    interval: Duration.Duration,
+    onRefused: WatchOptions["onNotificationsRefused"]
+  ): Stream.Stream<void, PlatformError> => {
+    const refused = (error: PlatformError): Stream.Stream<void> =>
+      Stream.execute(
+        Effect.logDebug(`claude-peers: change notifications refused for ${directory}; reading it every interval`, error).pipe(
+          Effect.zipRight(onRefused?.({ directory, error, interval }) ?? Effect.void)
+        )
+      ).pipe(Stream.concat(ticks(interval, `the next read of ${directory}, whose change notifications were refused`)))
+    const notifications = files.watch(directory).pipe(
+      Stream.catchAll((error) => (isNotFound(error) ? Stream.fail(error) : refused(error)))
+    )
     const watchedOnce = Stream.unwrap(
-      Effect.as(files.stat(directory), Stream.merge(Stream.succeed(undefined), Stream.as(files.watch(directory), undefined)))
+      Effect.as(files.stat(directory), Stream.merge(Stream.succeed(undefined), Stream.as(notifications, undefined)))
     ).pipe(Stream.concat(Stream.succeed(undefined)), Stream.catchAll((error) => (isNotFound(error) ? Stream.empty : Stream.fail(error))))
     const lookAgain = Timing.sleep(Duration.min(interval, timings.directoryPoll), `the registry directory ${directory} to appear again`)
     return Stream.forever(Stream.concat(watchedOnce, Stream.execute(lookAgain)))
@@ -145,7 +179,7 @@ export const make = Effect.gen(function*() {
         return diffRegistry(tracking, yield* registry.inspect, processes)
       })
     const looks = Stream.mergeAll([
-      directoryChanges(interval).pipe(coalesceWithin(timings.watchWindow), Stream.as<Look>("read")),
+      directoryChanges(interval, options.onNotificationsRefused).pipe(coalesceWithin(timings.watchWindow), Stream.as<Look>("read")),
       ticks(interval, "the watch interval").pipe(Stream.as<Look>("probe")),
       ticks(Duration.times(interval, rereadEveryIntervals), "the watch's periodic full read").pipe(Stream.as<Look>("read"))
     ], { concurrency: "unbounded" })

@@ -11,6 +11,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as FilesMemory from "../../src/layers/FilesMemory.js"
 import { type MemoryOptions, type MemoryWorld, layerMemory, makeMemoryWorld as makeShippedWorld } from "../../src/layers/Memory.js"
+import type { MemoryUser } from "../../src/layers/MemoryTree.js"
 import { layerNode, type NodeOptions } from "../../src/layers/Node.js"
 import type { Services } from "../../src/layers/Services.js"
 import type { TimingOptions } from "../../src/services/Timing.js"
@@ -48,6 +49,10 @@ export interface World {
   readonly linkToDevice: (name: string) => void
   readonly remove: (name: string) => void
   readonly chmod: (name: string, mode: number) => void
+  /** Follows links. */
+  readonly chown: (name: string, uid: number, gid: number) => void
+  /** Owner and group, links not followed. */
+  readonly ownerOf: (name: string) => { readonly uid: number; readonly gid: number }
   /**
    * A token that changes whenever the entry is replaced (an inode number), so a test can tell
    * "nothing was written" from "the same bytes were written again".
@@ -73,12 +78,14 @@ export interface WorldOptions {
   readonly homeIsAFile?: boolean
   /** The registry directory is created (default: yes, unless the home is missing or a file). */
   readonly sessionsDirectory?: boolean
+  /** Memory worlds only: the user the program runs as (uid 0 is root). A Node world runs as this process. */
+  readonly user?: MemoryUser
 }
 
 export type MemoryTestWorld = World & { readonly world: MemoryWorld }
 
 export const makeMemoryWorld = (options: WorldOptions = {}): MemoryTestWorld => {
-  const world = makeShippedWorld()
+  const world = makeShippedWorld({ user: options.user })
   const { processes, tree } = world
   const home = world.home.root
   const pidDomain = "linux:memory:pid:[1]"
@@ -119,6 +126,11 @@ export const makeMemoryWorld = (options: WorldOptions = {}): MemoryTestWorld => 
     },
     remove: (name) => tree.remove(at(name)),
     chmod: (name, mode) => tree.chmod(at(name), mode),
+    chown: (name, uid, gid) => tree.chown(at(name), uid, gid),
+    ownerOf: (name) => {
+      const { gid, uid } = lstat(name)
+      return { uid, gid }
+    },
     identityOf: (name) => String(tree.inodeOf(at(name)) ?? "absent"),
     spawn: () => processes.spawn(),
     kill: async (pid) => processes.kill(pid),
@@ -247,6 +259,11 @@ export const makeNodeWorld = (options: WorldOptions = {}): World => {
     linkToDevice: (name) => fs.symlinkSync("/dev/zero", at(name)),
     remove: (name) => fs.rmSync(at(name), { recursive: true, force: true }),
     chmod: (name, mode) => fs.chmodSync(at(name), mode),
+    chown: (name, uid, gid) => fs.chownSync(at(name), uid, gid),
+    ownerOf: (name) => {
+      const { gid, uid } = fs.lstatSync(at(name))
+      return { uid, gid }
+    },
     identityOf: (name) => {
       const stats = fs.lstatSync(at(name), { throwIfNoEntry: false })
       return stats === undefined ? "absent" : `${stats.dev}:${stats.ino}`
@@ -284,6 +301,8 @@ export const registryView = <W extends World>(world: W): W => {
     linkToDevice: (name: string) => world.linkToDevice(at(name)),
     remove: (name: string) => world.remove(at(name)),
     chmod: (name: string, mode: number) => world.chmod(at(name), mode),
+    chown: (name: string, uid: number, gid: number) => world.chown(at(name), uid, gid),
+    ownerOf: (name: string) => world.ownerOf(at(name)),
     identityOf: (name: string) => world.identityOf(at(name))
   }
 }

@@ -1,0 +1,51 @@
+/**
+ * A private tmux server (`tmux -L <name>` with its own configuration file), so the check never
+ * touches the user's tmux sessions. Panes stay after their process exits (`remain-on-exit`), so a
+ * Claude Code that quit can be diagnosed from its last screen.
+ */
+import { spawnSync } from "node:child_process"
+import { writeFileSync } from "node:fs"
+
+export const makeTmux = ({ socketName, configFile, env }) => {
+  writeFileSync(configFile, "set -g remain-on-exit on\nset -g history-limit 5000\n")
+  const tmux = (args) => {
+    const result = spawnSync("tmux", ["-L", socketName, "-f", configFile, ...args], {
+      env,
+      encoding: "utf8",
+      timeout: 15_000
+    })
+    if (result.error) throw new Error(`tmux ${args[0]}: ${result.error.message}`)
+    return result
+  }
+  const must = (args) => {
+    const result = tmux(args)
+    if (result.status !== 0) throw new Error(`tmux ${args.join(" ")}: ${result.stderr.trim()}`)
+    return result.stdout
+  }
+  return {
+    /** A detached session named `name` running `argv` (executed directly, no shell) in `cwd`. */
+    newSession: (name, cwd, argv) => must(["new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", cwd, ...argv]),
+    /** Literal text, as typed. */
+    type: (name, text) => must(["send-keys", "-t", `=${name}:`, "-l", text]),
+    /** Named keys: `Enter`, `Left`, `Down`, `Escape` … */
+    press: (name, ...keys) => must(["send-keys", "-t", `=${name}:`, ...keys]),
+    screen: (name) => {
+      const result = tmux(["capture-pane", "-p", "-t", `=${name}:`])
+      return result.status === 0 ? result.stdout : ""
+    },
+    /** `{ name, pid, dead }` of every pane. */
+    panes: () => {
+      const result = tmux(["list-panes", "-a", "-F", "#{session_name}\t#{pane_pid}\t#{pane_dead}"])
+      if (result.status !== 0) return []
+      return result.stdout.trim().split("\n").filter(Boolean).map((line) => {
+        const [name, pid, dead] = line.split("\t")
+        return { name, pid: Number(pid), dead: dead === "1" }
+      })
+    },
+    serverPid: () => {
+      const result = tmux(["display-message", "-p", "#{pid}"])
+      return result.status === 0 ? Number(result.stdout.trim()) : null
+    },
+    killServer: () => tmux(["kill-server"])
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * The inbound policy in effect for a live session: what Claude Code does with a message from
+ * another session, as far as this machine shows it, and how sure that answer is.
+ *
+ * Two rules earn their place here. Every place Claude Code may read is reported with what it held,
+ * so that a person can check the answer instead of trusting it. And an answer that depends on
+ * something this machine could not read says so (`certainty: "partial"`): a sender that acts on a
+ * guessed `accept` delivers into a session that never agreed to it.
+ */
+import * as Schema from "effect/Schema"
+import { type KillSwitch, KillSwitchOrigins } from "./ClaudeEnvironment.js"
+import { InboundPolicy } from "./Settings.js"
+
+/** Claude Code's names for the five places its settings come from. */
+export const SettingsSource = Schema.Literal(
+  "policySettings",
+  "flagSettings",
+  "userSettings",
+  "localSettings",
+  "projectSettings"
+)
+export type SettingsSource = typeof SettingsSource.Type
+
+/**
+ * What one settings file held for `crossSessionInbound`:
+ * - `absent`: the file does not exist, is empty or white space, or has no such member;
+ * - `set`: one of `accept`, `hold`, `refuse`;
+ * - `invalid`: Claude Code reads the file but takes no value from it, `problem` says why. An
+ *   `invalid_value` holds messages (managed: refuses them); a user, project, local or flag file that
+ *   is not JSON, not an object, not a regular file or too large is skipped as a whole, as if
+ *   absent. A managed file like that stops Claude Code from starting, so a live session showing one
+ *   has read something else, and what it holds is unknown;
+ * - `unreadable`: this machine could not read it (permissions, an I/O error), or, for
+ *   `flagSettings`, could not read the process's arguments. Claude Code may well hold a value
+ *   there, and keeps using a copy read earlier when its own read fails;
+ * - `not_applicable`: Claude Code does not read this source for this session: excluded by
+ *   `--setting-sources` or `--restricted`, or, for `flagSettings`, no `--settings` was given.
+ */
+export const ReadingState = Schema.Literal("absent", "set", "invalid", "unreadable", "not_applicable")
+export type ReadingState = typeof ReadingState.Type
+
+/** Why an `invalid` file gives no value; the names follow `settings`' `problem` where they overlap. */
+export const ReadingProblem = Schema.Literal("invalid_json", "not_an_object", "invalid_value", "not_a_file", "too_large")
+export type ReadingProblem = typeof ReadingProblem.Type
+
+/**
+ * One file of one source. `path` is null for JSON text given on the command line and where no file
+ * is named. `value` is the member's value for `set` and `invalid_value` (a long or nested invalid
+ * value as a short JSON text), null otherwise. `detail` is a sentence for a person.
+ */
+export const SourceReading = Schema.Struct({
+  source: SettingsSource,
+  path: Schema.NullOr(Schema.String),
+  value: Schema.Unknown,
+  state: ReadingState,
+  problem: Schema.NullOr(ReadingProblem),
+  detail: Schema.NullOr(Schema.String)
+})
+export type SourceReading = typeof SourceReading.Type
+
+/**
+ * The rule that produced the answer: a source that decided outright, `repoSettings` when a
+ * project's local or shared settings made it stricter (or matched a non-`accept` value), an
+ * `invalidSetting` that forced `hold`, `disabled` by the kill switch, or Claude Code's `default`.
+ */
+export const DecidedBy = Schema.Literal(
+  "policySettings",
+  "flagSettings",
+  "userSettings",
+  "repoSettings",
+  "invalidSetting",
+  "disabled",
+  "default"
+)
+export type DecidedBy = typeof DecidedBy.Type
+
+export const Certainty = Schema.Literal("certain", "partial")
+export type Certainty = typeof Certainty.Type
+
+/** An input this machine could not read, and which could change the answer. */
+export const UnreadInput = Schema.Struct({
+  input: Schema.Literal(...SettingsSource.literals, "arguments", "environment"),
+  path: Schema.NullOr(Schema.String),
+  detail: Schema.String
+})
+export type UnreadInput = typeof UnreadInput.Type
+
+/** What Claude Code may consult that no outside reader can see. */
+export const Unseen = Schema.Literal(
+  "serverManagedSettings",
+  "mdmSettings",
+  "policyHelper",
+  "hostSettings",
+  "remoteKillSwitch",
+  "permissionModes",
+  "alwaysDeliverChoice"
+)
+export type Unseen = typeof Unseen.Type
+
+export const unseenWords: Record<Unseen, string> = {
+  serverManagedSettings: "managed settings your organization serves from Anthropic's servers, which can replace the managed files",
+  mdmSettings: "operating-system managed policy (macOS configuration profiles, the Windows registry)",
+  policyHelper: "the answer of a policy helper program that managed settings can name",
+  hostSettings: "settings and managed settings an SDK host hands the session when it starts it",
+  remoteKillSwitch: "the switch Claude Code fetches from Anthropic's servers, which decides whether messaging is on while CLAUDE_CODE_HARBOR_KITE is unset",
+  permissionModes: "the permission modes of the two sessions, which decide delivery when no setting does",
+  alwaysDeliverChoice: "the user's \"Always deliver in this session\" choice, which can deliver what the permission modes would hold"
+}
+
+export interface UnseenContext {
+  /** Whether an SDK host started the session (its record's `entrypoint` is not the plain CLI). */
+  readonly sdkHosted: boolean
+  readonly killSwitch: KillSwitch["state"]
+  readonly effective: InboundPolicy | null
+}
+
+/**
+ * The inputs no outside reader can see that could matter for this answer, in the order Claude Code
+ * consults them. Server-managed and operating-system managed settings are always named: they can
+ * replace the managed files on any machine (on Linux the OS store is empty, except under WSL where
+ * Claude Code reads the Windows one), and nothing here could tell that they are absent.
+ */
+export const unseenFor = (context: UnseenContext): ReadonlyArray<Unseen> => {
+  const remoteSwitch = context.killSwitch !== "on" && context.killSwitch !== "off"
+  const byModes = context.effective === null
+  return [
+    "serverManagedSettings",
+    "mdmSettings",
+    "policyHelper",
+    ...(context.sdkHosted ? ["hostSettings" as const] : []),
+    ...(remoteSwitch ? ["remoteKillSwitch" as const] : []),
+    ...(byModes ? ["permissionModes" as const, "alwaysDeliverChoice" as const] : [])
+  ]
+}
+
+export const KillSwitchState = Schema.Struct({
+  state: Schema.Literal("on", "off", "unset", "not_off", "unknown"),
+  origin: Schema.NullOr(Schema.Literal(...KillSwitchOrigins))
+})
+
+/** `policy --json`'s object for one session. */
+export const SessionPolicy = Schema.Struct({
+  pid: Schema.Number,
+  sessionId: Schema.String,
+  name: Schema.String,
+  /** null: Claude Code's default, which decides per message by the two sessions' permission modes. */
+  effective: Schema.NullOr(InboundPolicy),
+  decidedBy: DecidedBy,
+  certainty: Certainty,
+  /** Every file read, in the order Claude Code consults them; managed files first, base then drop-ins. */
+  sources: Schema.Array(SourceReading),
+  unseen: Schema.Array(Unseen),
+  /** The kill switch `CLAUDE_CODE_HARBOR_KITE` and where its value comes from. */
+  killSwitch: KillSwitchState,
+  /** Empty when certain; otherwise what could not be read. */
+  partialBecause: Schema.Array(UnreadInput)
+})
+export type SessionPolicy = typeof SessionPolicy.Type
+
+/** What Claude Code does when nothing sets the policy. */
+export const defaultPolicyWords =
+  "Claude Code delivers automatically only when the sender's permission-mode class matches the receiver's, and holds otherwise"
+
+const decidedByWords: Record<DecidedBy, string> = {
+  policySettings: "set by managed settings",
+  flagSettings: "set by the --settings argument",
+  userSettings: "set by the user's settings",
+  repoSettings: "made stricter by the project's settings",
+  invalidSetting: "held because a settings file has an unrecognized value",
+  disabled: "messaging is turned off by CLAUDE_CODE_HARBOR_KITE",
+  default: "nothing sets it"
+}
+
+/** The answer in words, for people. */
+export const describePolicy = (effective: InboundPolicy | null, decidedBy: DecidedBy): string =>
+  effective === null ? `${defaultPolicyWords} (${decidedByWords[decidedBy]})` : `${effective} (${decidedByWords[decidedBy]})`

@@ -1,0 +1,188 @@
+/**
+ * The inbound policy in effect for each live session: what Claude Code does with a message from
+ * another session, decided per process from managed, command-line, user and project settings and
+ * the kill switch, as far as this machine shows them.
+ *
+ * The evidence of a process (its arguments, environment and working directory) names no process:
+ * a pid read after the registry scan could already belong to another one. So the registry is read
+ * again once the evidence is in, and the evidence counts only for a session that is still the same
+ * live record (same pid, same session id, and the start time the record carries): a process that
+ * held the pid throughout is the one that was read.
+ */
+import type { PlatformError } from "@effect/platform/Error"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as path from "node:path"
+import { claudeArgumentsOf, type ClaudeArguments } from "../domain/ClaudeArguments.js"
+import { userSettingsFileName } from "../domain/ClaudeEnvironment.js"
+import { unreadable, valueOf } from "../domain/Observed.js"
+import type { SessionPolicy } from "../domain/Policy.js"
+import { type FileFact, sessionPolicyOf, trustedLaunch } from "../domain/PolicyEvidence.js"
+import { projectSettingsFiles } from "../domain/ProjectSettings.js"
+import type { Session } from "../domain/Session.js"
+import { ClaudeHome } from "./ClaudeHome.js"
+import { Files } from "./Files.js"
+import { type FileReader, gitRootOf, makeFileReader, managedFacts } from "./PolicyFiles.js"
+import { type ProcessEvidence, ProcessProbe } from "./ProcessProbe.js"
+import { Registry, type ResolveError, type ResolveOptions, type ResolveQuery } from "./Registry.js"
+
+export interface Policy {
+  /** The policy in effect for every live session, sorted by pid. Bad files and unreadable processes give states, never failures. */
+  readonly list: Effect.Effect<ReadonlyArray<SessionPolicy>, PlatformError>
+  /**
+   * The policy of the one live session the query names, resolved as `Registry.resolve` resolves
+   * it, with the same refusals: a sender asks before it sends, and must not learn the policy of
+   * another session than the one it would reach.
+   */
+  readonly resolve: (query: ResolveQuery, options?: ResolveOptions) => Effect.Effect<SessionPolicy, ResolveError>
+}
+
+export const Policy = Context.GenericTag<Policy>("claude-peers/Policy")
+
+/** How often `resolve` reads a session again when its process changed while it was read. */
+const resolveAttempts = 3
+
+const same = (a: Session, b: Session): boolean => a.pid === b.pid && a.sessionId === b.sessionId
+
+const notRead = (fileOrNull: string | null, reason: string): FileFact => ({ path: fileOrNull, read: { _tag: "Failed", reason } })
+
+/**
+ * The `--settings` file: JSON text is read as it is; a relative path is resolved against the
+ * process's working directory (Claude Code resolves it at start, against its own), or the record's
+ * `cwd`, the directory the session started in, when that cannot be read.
+ */
+const flagFact = (
+  reader: FileReader,
+  args: ClaudeArguments,
+  base: string | null
+): Effect.Effect<FileFact | null> => {
+  const flag = args.settings
+  if (flag === null) return Effect.succeed(null)
+  if (flag._tag === "JsonText") return Effect.succeed({ path: null, read: { _tag: "Bytes", bytes: new TextEncoder().encode(flag.text) } })
+  if (path.isAbsolute(flag.path)) return reader.fact(flag.path)
+  return base === null
+    ? Effect.succeed(notRead(flag.path, "a relative --settings path, and the directory the session started in is unknown"))
+    : reader.fact(path.resolve(base, flag.path))
+}
+
+/**
+ * The files that may be the session's global config. Claude Code's is `.claude.json` in
+ * `CLAUDE_CONFIG_DIR`, else in the home folder (`.claude-custom-oauth.json` under a custom OAuth
+ * URL). The session registered in this Claude home, so without `CLAUDE_CONFIG_DIR` the home folder
+ * is the one holding it (`~/.claude`'s parent); when the environment cannot be read, either may be
+ * it. A legacy `.config.json` in the Claude home, when there is one, may be read instead.
+ */
+const globalConfigCandidates = (
+  reader: FileReader,
+  home: ClaudeHome,
+  environ: ReadonlyMap<string, string> | null
+): Effect.Effect<ReadonlyArray<FileFact>> =>
+  Effect.gen(function*() {
+    const name = (environ?.get("CLAUDE_CODE_CUSTOM_OAUTH_URL") ?? "") !== "" ? ".claude-custom-oauth.json" : ".claude.json"
+    const configDir = environ?.get("CLAUDE_CONFIG_DIR")
+    const folders = environ === null
+      ? [home.root, path.dirname(home.root)]
+      : [configDir !== undefined && configDir !== "" ? configDir : environ.get("HOME") || path.dirname(home.root)]
+    const candidates = yield* Effect.forEach(folders, (folder) => reader.fact(path.join(folder, name)))
+    const legacy = yield* reader.fact(path.join(home.root, ".config.json"))
+    return legacy.read._tag === "Missing" ? candidates : [...candidates, legacy]
+  })
+
+const projectFacts = (
+  reader: FileReader,
+  args: ClaudeArguments | null,
+  folder: string | null,
+  environ: ReadonlyMap<string, string> | null
+): Effect.Effect<{ readonly project: FileFact; readonly local: ReadonlyArray<FileFact> }> =>
+  Effect.gen(function*() {
+    if (folder === null) {
+      const unknown = notRead(null, "the directory the session runs in is unknown")
+      return { project: unknown, local: [unknown] }
+    }
+    const configRoot = args?.projectConfigRoot ?? null
+    const files = projectSettingsFiles({
+      folder,
+      projectConfigRoot: configRoot === null ? null : path.resolve(folder, configRoot),
+      gitRoot: yield* gitRootOf(reader.files, folder),
+      homeFolder: environ?.get("HOME") ?? "",
+      // Claude Code keeps the local file in the session's folder when the repository's root is
+      // another user's; this reader cannot see owners, and takes the root as the session user's.
+      gitRootOwnedByUser: true
+    })
+    return {
+      project: yield* reader.fact(files.projectSettings),
+      local: yield* Effect.forEach(files.localSettings, reader.fact)
+    }
+  })
+
+export const make = Effect.gen(function*() {
+  const files = yield* Files
+  const probe = yield* ProcessProbe
+  const home = yield* ClaudeHome
+  const registry = yield* Registry
+
+  const policyOf = (reader: FileReader, session: Session, evidence: ProcessEvidence): Effect.Effect<SessionPolicy> =>
+    Effect.gen(function*() {
+      const launch = { cmdline: evidence.arguments, environ: evidence.environment }
+      const trusted = trustedLaunch(launch)
+      const cmdline = valueOf(trusted.cmdline)
+      const environ = valueOf(trusted.environ)
+      const args = cmdline === null ? null : claudeArgumentsOf(cmdline)
+      const workingDirectory = trusted.claimedSpare ? null : valueOf(evidence.workingDirectory)
+      const { local, project } = yield* projectFacts(reader, args, session.cwd ?? workingDirectory, environ)
+      return sessionPolicyOf({
+        pid: session.pid,
+        sessionId: session.sessionId,
+        name: session.name,
+        hasSocket: session.socketPath !== null,
+        ...launch,
+        managed: yield* managedFacts(reader, home.managedSettingsDirectory),
+        flag: args === null ? null : yield* flagFact(reader, args, workingDirectory ?? session.cwd),
+        user: yield* reader.fact(path.join(home.root, environ === null ? "settings.json" : userSettingsFileName(environ))),
+        project,
+        local,
+        globalConfig: yield* globalConfigCandidates(reader, home, environ),
+        sdkHosted: session.entrypoint !== null && session.entrypoint !== "cli"
+      })
+    })
+
+  /** A session whose process changed while it was read: nothing of its launch can be trusted. */
+  const changed = (reason: string): ProcessEvidence => ({
+    arguments: unreadable(reason),
+    environment: unreadable(reason),
+    workingDirectory: unreadable(reason)
+  })
+
+  const evidenceOf = (session: Session): Effect.Effect<ProcessEvidence> => probe.evidence(session.pid)
+
+  const list = Effect.gen(function*() {
+    const sessions = yield* registry.list
+    const evidence = yield* Effect.forEach(sessions, evidenceOf)
+    const still = yield* registry.list
+    const reader = makeFileReader(files)
+    const kept = sessions.flatMap((session, i) => {
+      const now = still.find((s) => same(s, session))
+      return now === undefined ? [] : [{ session: now, evidence: evidence[i]! }]
+    })
+    return yield* Effect.forEach(kept, ({ evidence, session }) => policyOf(reader, session, evidence))
+  }).pipe(Effect.withSpan("Policy.list"))
+
+  const resolve = Effect.fn("Policy.resolve")(function*(query: ResolveQuery, options: ResolveOptions = {}) {
+    let session = yield* registry.resolve(query, options)
+    for (let attempt = 1;; attempt++) {
+      const evidence = yield* evidenceOf(session)
+      const again = yield* registry.resolve(query, options)
+      if (same(again, session)) return yield* policyOf(makeFileReader(files), again, evidence)
+      if (attempt >= resolveAttempts) {
+        return yield* policyOf(makeFileReader(files), again, changed("the session's process kept changing while it was read"))
+      }
+      session = again
+    }
+  })
+
+  return Policy.of({ list, resolve })
+})
+
+/** The policy service over the registry and the file and process ports. */
+export const layer: Layer.Layer<Policy, never, Registry | Files | ProcessProbe | ClaudeHome> = Layer.effect(Policy, make)

@@ -1,0 +1,140 @@
+/**
+ * The files the policy of a session depends on, read through the file port the way Claude Code
+ * 2.1.332 finds them: the managed file and its drop-ins, the `--settings` file, the user's file,
+ * the project's shared and local files (the local one moves to the repository's root), and the
+ * global config whose `env` can set the kill switch.
+ *
+ * Reading never fails: a file that is missing, not a file, too large or unreadable becomes a
+ * `FileRead` that says so, and `PolicyEvidence` turns it into a source's state. A file is stat'ed
+ * before it is opened, so that a FIFO is never opened (opening one could release a writer blocked
+ * on it); `readBounded` checks the opened descriptor again for one swapped in after the stat.
+ */
+import type { PlatformError } from "@effect/platform/Error"
+import * as Effect from "effect/Effect"
+import * as path from "node:path"
+import type { FileRead } from "../domain/ClaudeSettingsFile.js"
+import { settingsFileMaxBytes } from "../domain/ClaudeSettingsFile.js"
+import { type DropInEntry, dropInDirectoryName, dropInNames, managedFileName } from "../domain/ManagedSettings.js"
+import type { FileFact } from "../domain/PolicyEvidence.js"
+import { canonicalGitRoot, type GitEntry, linkedGitDir } from "../domain/ProjectSettings.js"
+import type { Files } from "./Files.js"
+
+const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
+
+const failed = (error: PlatformError): FileRead =>
+  error._tag === "SystemError" && error.reason === "PermissionDenied"
+    ? { _tag: "Failed", reason: "permission denied" }
+    : { _tag: "Failed", reason: error.message }
+
+/** Text files this module reads to find a repository (`.git` files, `commondir`): small, or not what git writes. */
+const gitFileMaxBytes = 64 * 1024
+
+/** Reads files once per pass: every session of a machine shares its managed files, and most share a user file. */
+export interface FileReader {
+  readonly read: (file: string) => Effect.Effect<FileRead>
+  readonly fact: (file: string) => Effect.Effect<FileFact>
+  readonly files: Files
+}
+
+export const makeFileReader = (files: Files): FileReader => {
+  const cache = new Map<string, FileRead>()
+  const readUncached = (file: string, maxBytes: number): Effect.Effect<FileRead> =>
+    Effect.gen(function*() {
+      const info = yield* files.stat(file)
+      if (info.type !== "File") return { _tag: "NotAFile" } as const
+      if (info.size > maxBytes) return { _tag: "TooLarge", size: info.size } as const
+      const outcome = yield* files.readBounded(file, { maxBytes, followLinks: true })
+      switch (outcome._tag) {
+        case "Read":
+          return { _tag: "Bytes", bytes: outcome.bytes } as const
+        case "NotRegular":
+          return { _tag: "NotAFile" } as const
+        case "TooLarge":
+          return { _tag: "TooLarge", size: outcome.size } as const
+      }
+    }).pipe(Effect.catchAll((error) => Effect.succeed<FileRead>(isNotFound(error) ? { _tag: "Missing" } : failed(error))))
+  const read = (file: string): Effect.Effect<FileRead> =>
+    Effect.suspend(() => {
+      const known = cache.get(file)
+      if (known !== undefined) return Effect.succeed(known)
+      return Effect.tap(readUncached(file, settingsFileMaxBytes), (outcome) => Effect.sync(() => cache.set(file, outcome)))
+    })
+  return { read, fact: (file) => Effect.map(read(file), (read) => ({ path: file, read })), files }
+}
+
+/** The text of a small file, or null when it is missing, not a file or unreadable. */
+const smallText = (files: Files, file: string): Effect.Effect<string | null> =>
+  files.readBounded(file, { maxBytes: gitFileMaxBytes, followLinks: true }).pipe(
+    Effect.map((outcome) => (outcome._tag === "Read" ? new TextDecoder().decode(outcome.bytes) : null)),
+    Effect.orElseSucceed(() => null)
+  )
+
+const entryOf = (files: Files, directory: string, name: string, type: DropInEntry["type"] | "Unknown") =>
+  type !== "Unknown"
+    ? Effect.succeed<DropInEntry>({ name, type })
+    : files.lstat(path.join(directory, name)).pipe(
+      Effect.map((info): DropInEntry => {
+        const known = dropInType(info.type)
+        return { name, type: known === "Unknown" ? "Other" : known }
+      }),
+      Effect.orElseSucceed((): DropInEntry => ({ name, type: "Other" }))
+    )
+
+const dropInType = (type: string): DropInEntry["type"] | "Unknown" =>
+  type === "File" || type === "SymbolicLink" || type === "Directory" || type === "Unknown" ? type : "Other"
+
+/**
+ * The managed files in the order Claude Code merges them: `managed-settings.json`, then the
+ * drop-ins. A drop-in folder that cannot be listed is reported as a failed read of the folder, so
+ * that the answer says it could not see what might be there.
+ */
+export const managedFacts = (reader: FileReader, directory: string): Effect.Effect<ReadonlyArray<FileFact>> =>
+  Effect.gen(function*() {
+    const base = yield* reader.fact(path.join(directory, managedFileName))
+    const folder = path.join(directory, dropInDirectoryName)
+    const listing = yield* Effect.either(reader.files.readDirectory(folder))
+    if (listing._tag === "Left") {
+      return isNotFound(listing.left) || (listing.left._tag === "SystemError" && listing.left.reason === "BadResource")
+        ? [base]
+        : [base, { path: folder, read: failed(listing.left) }]
+    }
+    const entries = yield* Effect.forEach(listing.right, (entry) => entryOf(reader.files, folder, entry.name, dropInType(entry.type)))
+    const dropIns = yield* Effect.forEach(dropInNames(entries), (name) => reader.fact(path.join(folder, name)))
+    return [base, ...dropIns]
+  })
+
+const gitEntryAt = (files: Files, folder: string): Effect.Effect<GitEntry> =>
+  files.lstat(path.join(folder, ".git")).pipe(
+    Effect.map((info): GitEntry =>
+      info.type === "Directory" ? "directory" : info.type === "File" ? "file" : info.type === "SymbolicLink" ? "link" : "none"
+    ),
+    Effect.orElseSucceed((): GitEntry => "none")
+  )
+
+/** The nearest folder, itself included, whose `.git` is a directory or a file; a `.git` link ends the search. */
+const nearestGitRoot = (files: Files, folder: string): Effect.Effect<{ readonly root: string; readonly entry: GitEntry } | null> =>
+  Effect.gen(function*() {
+    for (let current = folder;; current = path.dirname(current)) {
+      const entry = yield* gitEntryAt(files, current)
+      if (entry === "directory" || entry === "file") return { root: current, entry }
+      if (entry === "link" || path.dirname(current) === current) return null
+    }
+  })
+
+/** The repository's canonical root for a folder: a linked worktree's main worktree; null outside git. */
+export const gitRootOf = (files: Files, folder: string): Effect.Effect<string | null> =>
+  Effect.gen(function*() {
+    const found = yield* nearestGitRoot(files, folder)
+    if (found === null) return null
+    if (found.entry === "directory") return found.root
+    const gitFile = yield* smallText(files, path.join(found.root, ".git"))
+    const gitDir = gitFile === null ? null : linkedGitDir(found.root, gitFile)
+    if (gitDir === null) return found.root
+    const commondir = yield* smallText(files, path.join(gitDir, "commondir"))
+    const backLink = yield* smallText(files, path.join(gitDir, "gitdir"))
+    const common = commondir === null ? null : path.resolve(gitDir, commondir.trim())
+    const commonDirHasGitEntry = common === null || path.basename(common) === ".git"
+      ? false
+      : (yield* gitEntryAt(files, common)) !== "none"
+    return canonicalGitRoot(found.root, { gitDir, commondir, backLink, commonDirHasGitEntry })
+  })

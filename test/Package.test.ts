@@ -1,0 +1,146 @@
+/**
+ * The package as a user gets it: `npm pack`, then a scratch project that installs the tarball with
+ * the peers the README names (`effect@^3.22`, `@effect/platform@^0.97`, and `@effect/cli` with
+ * `@effect/platform-node` for the mounting example), typechecks `examples/` against the installed
+ * types, runs the embedding examples on a temporary Claude home, and runs the testing example's own
+ * tests with `@effect/vitest`. The project must end up with exactly one copy of `effect`.
+ *
+ * The install prefers npm's cache (`--prefer-offline`); it reaches the registry only for what the
+ * cache lacks. Nothing here is timed: the install's duration is printed, for the record.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { execFileSync, spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { recordText } from "./support/records.js"
+import { killAndReap, startSleeper, startTimeOf } from "./support/worlds.js"
+
+const root = path.resolve(import.meta.dirname, "..")
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-package-"))
+const consumer = path.join(scratch, "consumer")
+const claudeHome = path.join(scratch, "claude-home")
+const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as {
+  readonly devDependencies: Record<string, string>
+}
+const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc")
+
+const run = (command: string, args: ReadonlyArray<string>, options: { readonly cwd: string; readonly env?: NodeJS.ProcessEnv }) => {
+  const result = spawnSync(command, args, {
+    cwd: options.cwd,
+    encoding: "utf8",
+    env: { ...process.env, ...options.env },
+    timeout: 240_000
+  })
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+const sleeper = startSleeper()
+
+beforeAll(() => {
+  fs.mkdirSync(path.join(claudeHome, "sessions"), { recursive: true })
+  fs.writeFileSync(
+    path.join(claudeHome, "sessions", `${sleeper.pid}.json`),
+    recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), sessionId: "example-session", name: "example" })
+  )
+  fs.mkdirSync(consumer)
+  // `npm test` built `dist/` before the tests ran: pack it as it is.
+  const packed = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", scratch], { cwd: root, encoding: "utf8" })
+    .trim().split("\n").pop()!
+  fs.cpSync(path.join(root, "examples"), consumer, { recursive: true, filter: (p) => !p.includes(`${path.sep}dist`) })
+  fs.writeFileSync(
+    path.join(consumer, "package.json"),
+    JSON.stringify({
+      name: "claude-peers-consumer",
+      private: true,
+      type: "module",
+      dependencies: {
+        "claude-peers": `file:${path.join(scratch, packed)}`,
+        effect: "^3.22",
+        "@effect/platform": "^0.97",
+        "@effect/cli": "^0.77",
+        "@effect/platform-node": "^0.108"
+      },
+      devDependencies: {
+        "@effect/vitest": manifest.devDependencies["@effect/vitest"],
+        "@types/node": manifest.devDependencies["@types/node"],
+        vitest: manifest.devDependencies["vitest"]
+      }
+    })
+  )
+  const started = Date.now()
+  const install = run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: consumer })
+  console.info(`npm install of the packed package and its peers: ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  if (install.status !== 0) throw new Error(`npm install failed:\n${install.stdout}\n${install.stderr}`)
+}, 300_000)
+
+afterAll(async () => {
+  await killAndReap(sleeper)
+  fs.rmSync(scratch, { recursive: true, force: true })
+})
+
+describe("the packed package in a consumer project", { timeout: 240_000 }, () => {
+  it("installs with exactly one copy of effect, and without the command's own dependencies", () => {
+    const tree = JSON.parse(run("npm", ["ls", "effect", "--all", "--json"], { cwd: consumer }).stdout) as unknown
+    const versions = new Set<string>()
+    const walk = (node: unknown, name = "") => {
+      if (typeof node !== "object" || node === null) return
+      const { dependencies, version } = node as { version?: string; dependencies?: Record<string, unknown> }
+      if (name === "effect" && version !== undefined) versions.add(version)
+      for (const [child, value] of Object.entries(dependencies ?? {})) walk(value, child)
+    }
+    walk(tree)
+    expect([...versions]).toHaveLength(1)
+    expect(fs.existsSync(path.join(consumer, "node_modules", "claude-peers", "node_modules", "effect"))).toBe(false)
+    const installed = JSON.parse(fs.readFileSync(path.join(consumer, "node_modules", "claude-peers", "package.json"), "utf8")) as {
+      dependencies: Record<string, string>
+    }
+    expect(Object.keys(installed.dependencies).sort()).toEqual(["@noble/hashes", "jsonc-parser"])
+  })
+
+  it("ships its sources beside the source maps that point at them", () => {
+    const installed = path.join(consumer, "node_modules", "claude-peers")
+    const map = JSON.parse(fs.readFileSync(path.join(installed, "dist", "index.js.map"), "utf8")) as { sources: Array<string> }
+    for (const source of map.sources) expect(fs.existsSync(path.resolve(installed, "dist", source)), source).toBe(true)
+  })
+
+  it("the examples typecheck against the installed package's types", () => {
+    const result = run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: consumer })
+    expect(result.stdout + result.stderr).toBe("")
+    expect(result.status).toBe(0)
+  })
+
+  it("the embedding examples run on a Claude home", () => {
+    const env = { CLAUDE_CONFIG_DIR: claudeHome, HOME: scratch }
+    const node = (script: string, ...args: Array<string>) => run(process.execPath, [path.join("dist", script), ...args], { cwd: consumer, env })
+
+    const listed = node("list-sessions.js")
+    expect(listed.status, listed.stderr).toBe(0)
+    expect(listed.stdout).toBe(`${sleeper.pid} example idle → example\n1 live session(s)\n`)
+
+    const resolved = node("resolve-session.js", "example-session")
+    expect(resolved).toMatchObject({ status: 0, stdout: `deliver to example (pid ${sleeper.pid})\n` })
+    expect(node("resolve-session.js", "nobody").stdout).toBe("not live: no file carries it\n")
+
+    const settings = node("settings.js")
+    expect(settings.status, settings.stderr).toBe(0)
+    expect(JSON.parse(settings.stdout)).toMatchObject({ before: null, after: "hold" })
+    expect(fs.readFileSync(path.join(claudeHome, "settings.json"), "utf8")).toBe("{\n  \"crossSessionInbound\": \"hold\"\n}\n")
+
+    const followed = node("follow-watch.js", "1")
+    expect(followed).toMatchObject({ status: 0, stdout: `appeared ${sleeper.pid} example\n` })
+
+    const mounted = node("mount-command.js", "claude-peers", "--claude-home", claudeHome, "resolve", "nobody", "--json")
+    expect(mounted.status).toBe(3)
+    expect(JSON.parse(mounted.stdout)).toMatchObject({ error: { reason: "not_live" } })
+  })
+
+  it("the testing example's own tests pass with @effect/vitest", () => {
+    const result = run(process.execPath, [path.join(consumer, "node_modules", "vitest", "vitest.mjs"), "run", "testing", "--exclude", "dist/**"], { cwd: consumer })
+    expect(result.status, result.stdout + result.stderr).toBe(0)
+    // Every test of the example ran and passed (the count is the example's, read from the file).
+    const declared = (fs.readFileSync(path.join(consumer, "testing", "router.test.ts"), "utf8").match(/^\s+it\.effect(\.prop)?\(/gm) ?? []).length
+    expect(declared).toBeGreaterThanOrEqual(4)
+    expect(result.stdout.replace(/\u001b\[[0-9;]*m/g, "")).toMatch(new RegExp(`Tests\\s+${declared} passed`))
+  })
+})
