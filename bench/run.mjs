@@ -19,8 +19,9 @@
  *
  * Environment: BENCH_RUNS (rounds at 20 records, default 30; larger registries take fewer),
  * BENCH_SIZES (default `20,10000,100000`), BENCH_QUICK=1 (fewer rounds, no 100,000),
- * BENCH_WATCH=0 (skip `watch`), BENCH_BIN (another build's `bin/claude-peers.js`, to compare),
- * BENCH_OUT (another results file).
+ * BENCH_WATCH=0 (skip `watch`), BENCH_BIN (another build's `bin/claude-peers.js`, to measure instead),
+ * BENCH_BEFORE (an earlier build's `bin/claude-peers.js`: a copy of that install runs every command
+ * it knows in the same rounds, and the table gets a column for it), BENCH_OUT (another results file).
  */
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -258,14 +259,54 @@ const expectPid = (pid) => (stdout) => {
   if (JSON.parse(stdout).pid !== pid) throw new Error(`resolve: expected pid ${pid}, got ${stdout.slice(0, 200)}`)
 }
 
+const expectPolicies = (registry) => (stdout) => {
+  const got = JSON.parse(stdout).length
+  if (got !== registry.livePids.length) throw new Error(`policy on ${registry.size} records: expected ${registry.livePids.length} policies, got ${got}`)
+}
+
 const cli = (registry, ...args) => [process.execPath, bin, "--claude-home", registry.home, ...args]
+
+/**
+ * The earlier build, copied (loader and bundle) into the bench's directory so that its caches are
+ * written there and not into the other checkout.
+ */
+const beforeBin = (() => {
+  if (process.env.BENCH_BEFORE === undefined) return undefined
+  const source = path.resolve(process.env.BENCH_BEFORE)
+  const dir = path.join(tmp, "install-before")
+  fs.mkdirSync(path.join(dir, "bin"), { recursive: true })
+  fs.mkdirSync(path.join(dir, "dist"))
+  for (const file of ["claude-peers.js", "package.json"]) fs.copyFileSync(path.join(path.dirname(source), file), path.join(dir, "bin", file))
+  fs.copyFileSync(path.join(path.dirname(source), "..", "dist", "claude-peers.cjs"), path.join(dir, "dist", "claude-peers.cjs"))
+  return path.join(dir, "bin", "claude-peers.js")
+})()
+
+/** The same command run by the earlier build, if that build knows it (exits as expected); else undefined. */
+const asBefore = (command) => {
+  if (beforeBin === undefined) return undefined
+  const before = { ...command, label: `${command.label} (before)`, argv: command.argv.map((a) => (a === bin ? beforeBin : a)) }
+  if (command.before !== undefined) {
+    // A command that rewrites its own argv before each run does so for its copy too.
+    before.before = () => {
+      command.before()
+      before.argv = command.argv.map((a) => (a === bin ? beforeBin : a))
+    }
+  }
+  try {
+    runOnce(before)
+    return before
+  } catch {
+    return undefined
+  }
+}
 
 /** The registry commands: one line each (a new command is one more line). */
 const registryCommands = (registry) => [
   { label: "list", argv: cli(registry, "list", "--json"), check: expectLive(registry) },
   { label: "inspect", argv: cli(registry, "inspect", "--json") },
   { label: "resolve", argv: cli(registry, "resolve", sessionIdOf(registry.target), "--json"), check: expectPid(registry.target) },
-  { label: "resolve --name", argv: cli(registry, "resolve", "--name", `work-${registry.target}`, "--json"), check: expectPid(registry.target) }
+  { label: "resolve --name", argv: cli(registry, "resolve", "--name", `work-${registry.target}`, "--json"), check: expectPid(registry.target) },
+  { label: "policy", argv: cli(registry, "policy", "--json"), check: expectPolicies(registry) }
 ]
 
 /**
@@ -299,12 +340,12 @@ const canSwitchUser = process.getuid?.() === 0 && fs.existsSync("/usr/bin/setpri
  * once by a first run, as a user's first run would.
  */
 const installCases = (registry, rounds) => {
-  const makeInstall = (name, writable) => {
+  const makeInstall = (name, writable, from = bin) => {
     const dir = path.join(tmp, name)
     fs.mkdirSync(path.join(dir, "bin"), { recursive: true })
     fs.mkdirSync(path.join(dir, "dist"))
-    for (const file of ["claude-peers.js", "package.json"]) fs.copyFileSync(path.join(path.dirname(bin), file), path.join(dir, "bin", file))
-    fs.copyFileSync(path.join(path.dirname(bin), "..", "dist", "claude-peers.cjs"), path.join(dir, "dist", "claude-peers.cjs"))
+    for (const file of ["claude-peers.js", "package.json"]) fs.copyFileSync(path.join(path.dirname(from), file), path.join(dir, "bin", file))
+    fs.copyFileSync(path.join(path.dirname(from), "..", "dist", "claude-peers.cjs"), path.join(dir, "dist", "claude-peers.cjs"))
     const mode = writable ? 0o777 : 0o555
     for (const d of [dir, path.join(dir, "bin"), path.join(dir, "dist")]) fs.chmodSync(d, mode)
     return dir
@@ -320,10 +361,15 @@ const installCases = (registry, rounds) => {
     env,
     check: expectLive(registry)
   })
-  const [normalMs, readOnlyMs, nodeMs] = interleaved([
+  const before = beforeBin === undefined ? [] : [
+    listIn(makeInstall("install-normal-before", true, beforeBin), childEnv, "list, normal install (before)"),
+    listIn(makeInstall("install-read-only-before", false, beforeBin), withoutHome, "list, read-only install, HOME unset (before)")
+  ]
+  const [normalMs, readOnlyMs, nodeMs, beforeNormalMs, beforeReadOnlyMs] = interleaved([
     listIn(normal, childEnv, "list, normal install"),
     listIn(readOnly, withoutHome, "list, read-only install, HOME unset"),
-    { label: "node -e 0", argv: asUser([process.execPath, "-e", "0"]), env: childEnv }
+    { label: "node -e 0", argv: asUser([process.execPath, "-e", "0"]), env: childEnv },
+    ...before
   ], rounds)
   const withFlags = { ...childEnv, NODE_OPTIONS: "--max-semi-space-size=2" }
   let alternate = false
@@ -340,7 +386,8 @@ const installCases = (registry, rounds) => {
     nodeMs,
     readOnlyOverNormal: readOnlyMs / normalMs,
     alternatingFlagsMs: alternatingMs,
-    alternatingOverNormal: alternatingMs / normalMs
+    alternatingOverNormal: alternatingMs / normalMs,
+    ...(beforeNormalMs === undefined ? {} : { beforeNormalMs, beforeReadOnlyMs, beforeReadOnlyOverNormal: beforeReadOnlyMs / beforeNormalMs })
   }
 }
 
@@ -413,6 +460,7 @@ const main = async () => {
   const results = {
     startedAt: new Date().toISOString(),
     bin: path.relative(root, bin) || bin,
+    before: process.env.BENCH_BEFORE,
     node: process.version,
     platform: `${process.platform} ${os.arch()}`,
     cpus: os.cpus().length,
@@ -433,17 +481,34 @@ const main = async () => {
     registries.push(registry)
     const commands = [...registryCommands(registry), ...(size === sizes[0] ? settingsCommands(registry) : [])]
     process.stderr.write(`${size} records: ${roundsAt(size)} rounds of ${commands.length} commands and node -e 0 (load ${load()})…\n`)
-    const times = interleaved([node0, ...commands], roundsAt(size))
+    const befores = commands.map(asBefore)
+    const measured = [node0, ...commands, ...befores.filter((b) => b !== undefined)]
+    const loadAtStart = load()
+    const times = interleaved(measured, roundsAt(size))
     const nodeMs = times[0]
-    results.commands[size] = { rounds: roundsAt(size), live: registry.livePids.length, nodeMs, load: load() }
-    rows.push([`${size} records (${registry.livePids.length} live), ${roundsAt(size)} rounds`, `node -e 0: ${fmt(nodeMs)} ms`, "", ""])
+    const msOf = (command) => (command === undefined ? undefined : times[measured.indexOf(command)])
+    results.commands[size] = { rounds: roundsAt(size), live: registry.livePids.length, nodeMs, load: loadAtStart, loadAfter: load() }
+    rows.push([`${size} records (${registry.livePids.length} live), ${roundsAt(size)} rounds, load ${loadAtStart}`, `node -e 0: ${fmt(nodeMs)} ms`, "", ""])
     commands.forEach((command, i) => {
-      const ms = times[i + 1]
-      results.commands[size][command.label] = { ms, ratio: ms / nodeMs }
-      row(`  ${command.label} --json`, ms, nodeMs)
+      const ms = msOf(command)
+      const beforeMs = msOf(befores[i])
+      results.commands[size][command.label] = {
+        ms,
+        ratio: ms / nodeMs,
+        ...(beforeMs === undefined ? {} : { beforeMs, beforeRatio: beforeMs / nodeMs })
+      }
+      row(`  ${command.label} --json`, ms, nodeMs, beforeMs === undefined ? "" : `before: ${fmt(beforeMs)} ms, ${fmt(beforeMs / nodeMs, 2)}×`)
     })
-    results.peakRssMiB[size] = { list: peakRssMiB(commands[0]), resolve: peakRssMiB(commands[2]) }
-    rows.push(["  peak RSS, list / resolve", `${fmt(results.peakRssMiB[size].list)} / ${fmt(results.peakRssMiB[size].resolve)} MiB`, "", ""])
+    const rssOf = (command) => (command === undefined ? undefined : peakRssMiB(command))
+    results.peakRssMiB[size] = { list: rssOf(commands[0]), resolve: rssOf(commands[2]), policy: rssOf(commands[4]) }
+    if (beforeBin !== undefined) results.peakRssMiB[size].before = { list: rssOf(befores[0]), resolve: rssOf(befores[2]) }
+    const before = results.peakRssMiB[size].before
+    rows.push([
+      "  peak RSS, list / resolve / policy",
+      `${fmt(results.peakRssMiB[size].list)} / ${fmt(results.peakRssMiB[size].resolve)} / ${fmt(results.peakRssMiB[size].policy)} MiB`,
+      "",
+      before === undefined ? "" : `before: ${fmt(before.list)} / ${fmt(before.resolve)} MiB`
+    ])
   }
 
   process.stderr.write("installs: read-only with HOME unset, NODE_OPTIONS alternating…\n")
@@ -452,6 +517,10 @@ const main = async () => {
   rows.push([`installs (20 records), as ${installs.user}`, "", "", ""])
   row("  list, normal install", installs.normalMs, installs.nodeMs)
   row("  list, read-only install, HOME unset", installs.readOnlyMs, installs.nodeMs, `${fmt(installs.readOnlyOverNormal, 2)}× normal`)
+  if (installs.beforeNormalMs !== undefined) {
+    row("  list, normal install (before)", installs.beforeNormalMs, installs.nodeMs)
+    row("  list, read-only install, HOME unset (before)", installs.beforeReadOnlyMs, installs.nodeMs, `${fmt(installs.beforeReadOnlyOverNormal, 2)}× normal`)
+  }
   row("  list, NODE_OPTIONS alternating", installs.alternatingFlagsMs, undefined, `${fmt(installs.alternatingOverNormal, 2)}× normal`)
 
   if (process.env.BENCH_WATCH !== "0") {

@@ -76,11 +76,15 @@ const layerOf = (world: MemoryWorld, doubles: Doubles = {}) => {
   )
 }
 
+/** How long `startWatch` lets the watch start for. */
+const startMillis = 2 * window
+
 /**
  * Runs the watch in the test's scope. `advance(ms)` moves the test clock and returns the events
  * emitted meanwhile; `TestClock.adjust` returns only once every fiber of the watch is suspended.
- * `start` holds the events of the first check and of the one a window later, when the directory
- * watch has begun: a test acts after both, so that each later check is one its action caused.
+ * `start` holds the events of the first check, of the one a window later, when the directory watch
+ * has begun, and of the window after that one: a test acts after them, so that each later check is
+ * one its action caused, and a change it makes is read at once.
  */
 const startWatch = (world: MemoryWorld, options: WatchOptions = {}, doubles: Doubles = {}) =>
   Effect.gen(function*() {
@@ -93,7 +97,7 @@ const startWatch = (world: MemoryWorld, options: WatchOptions = {}, doubles: Dou
     const advance = (millis: number) =>
       TestClock.adjust(millis).pipe(Effect.zipRight(Queue.takeAll(events)), Effect.map(Chunk.toArray))
     const summaries = (millis: number) => Effect.map(advance(millis), (all) => all.map(summary))
-    return { fiber, advance, summaries, start: yield* summaries(window) }
+    return { fiber, advance, summaries, start: yield* summaries(startMillis) }
   })
 
 describe("watch", () => {
@@ -243,7 +247,7 @@ describe("watch", () => {
       const proc = world.processes.spawn()
       writeLive(world, proc)
       const reread = rereadEveryIntervals * interval
-      expect(yield* watch.summaries(reread - window - 1)).toEqual([])
+      expect(yield* watch.summaries(reread - startMillis - 1)).toEqual([])
       expect(yield* watch.summaries(1)).toEqual([`appeared ${proc.pid}`])
     }))
 
@@ -518,7 +522,7 @@ describe("watch", () => {
       writeLive(world, proc)
       const watch = yield* startWatch(world, { intervalMillis: 200 })
       world.processes.kill(proc.pid)
-      expect(yield* watch.summaries(200 - window - 1)).toEqual([])
+      expect(yield* watch.summaries(200 - startMillis - 1)).toEqual([])
       expect(yield* watch.summaries(1)).toEqual([`gone ${proc.pid} dead`])
     }))
 

@@ -135,8 +135,8 @@ export const make = Effect.gen(function*() {
    * A notification for every change in the registry directory, across its absence, removal and
    * re-creation; it never ends, and fails only when the directory cannot be watched for another
    * reason than being absent. Also one when a watch begins (files may have been written before it
-   * did) and one when it ends (the directory was removed, and its sessions with it). While the
-   * directory is absent, or once its watch has ended, it is looked for every `directoryPoll` (or
+   * did), a window later, once the watch is in place, and one when it ends (the directory was
+   * removed, and its sessions with it). While the directory is absent, or once its watch has ended, it is looked for every `directoryPoll` (or
    * every interval, when that is shorter): a file written into a directory created late must be
    * reported within 500 ms like any other, a stat costs next to nothing, and the pause keeps a watch
    * that keeps ending from spinning.
@@ -159,8 +159,12 @@ export const make = Effect.gen(function*() {
     const notifications = files.watch(directory).pipe(
       Stream.catchAll((error) => (isNotFound(error) ? Stream.fail(error) : refused(error)))
     )
+    // The notification for a watch that begins comes a window later: a change is read at once
+    // (see `coalesceWithin`), and a read made before the system's watch is in place would miss a
+    // file written between that read and it (seen: the watch took longer to set up than the write).
+    const begun = Stream.fromEffect(Timing.sleep(timings.watchWindow, "the registry directory's watch to be in place"))
     const watchedOnce = Stream.unwrap(
-      Effect.as(files.stat(directory), Stream.merge(Stream.succeed(undefined), Stream.as(notifications, undefined)))
+      Effect.as(files.stat(directory), Stream.merge(begun, Stream.as(notifications, undefined)))
     ).pipe(Stream.concat(Stream.succeed(undefined)), Stream.catchAll((error) => (isNotFound(error) ? Stream.empty : Stream.fail(error))))
     const lookAgain = Timing.sleep(Duration.min(interval, timings.directoryPoll), `the registry directory ${directory} to appear again`)
     return Stream.forever(Stream.concat(watchedOnce, Stream.execute(lookAgain)))
