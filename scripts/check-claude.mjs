@@ -116,9 +116,9 @@ const setUp = async () => {
   const claude = ensureClaudeCode({ cacheDirectory: join(repoRoot, ".cache", "claude-code"), env, log })
   log(`Claude Code ${claudeCodeVersion}: ${claude}`)
   writeClaudeHome({ home, workDirectories: [work, other] })
-  const socketName = `claude-peers-check-${runId}`
-  run.tmux = makeTmux({ socketName, configFile: join(run.directory, "tmux.conf"), env })
-  log(`run directory ${run.directory}; tmux -L ${socketName}; API stand-in ${run.api.url}`)
+  const tmuxSocket = join(run.directory, "tmux.sock")
+  run.tmux = makeTmux({ socketPath: tmuxSocket, configFile: join(run.directory, "tmux.conf"), env })
+  log(`run directory ${run.directory}; tmux -S ${tmuxSocket}; API stand-in ${run.api.url}`)
   return { home, work, other, env, claude, tmux: run.tmux }
 }
 

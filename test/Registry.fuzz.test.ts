@@ -137,6 +137,6 @@ describe("registry fuzz (memory layer)", () => {
           expectTerminalSafe(eventLine(event), "watch")
         }
       }),
-    { timeout: 120_000, fastCheck: { numRuns: 60 } }
+    { timeout: 300_000, fastCheck: { numRuns: 200 } }
   )
 })

@@ -1,15 +1,16 @@
 /**
- * A private tmux server (`tmux -L <name>` with its own configuration file), so the check never
- * touches the user's tmux sessions. Panes stay after their process exits (`remain-on-exit`), so a
+ * A private tmux server (`tmux -S <socket path>` with its own configuration file), so the check never
+ * touches the user's tmux sessions. Its socket lives in the run's directory: tmux leaves the socket
+ * file behind when its server exits, and the run's directory is removed at the end. Panes stay after their process exits (`remain-on-exit`), so a
  * Claude Code that quit can be diagnosed from its last screen.
  */
 import { spawnSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
 
-export const makeTmux = ({ socketName, configFile, env }) => {
+export const makeTmux = ({ socketPath, configFile, env }) => {
   writeFileSync(configFile, "set -g remain-on-exit on\nset -g history-limit 5000\n")
   const tmux = (args) => {
-    const result = spawnSync("tmux", ["-L", socketName, "-f", configFile, ...args], {
+    const result = spawnSync("tmux", ["-S", socketPath, "-f", configFile, ...args], {
       env,
       encoding: "utf8",
       timeout: 15_000
