@@ -94,7 +94,10 @@ function hasProcessStdoutOrDeno() { return hasProcessStdout() || "Deno" in globa
  * a library user's failing `Effect.runSyncExit` must get its typed failure, so nothing may make a
  * failure wait for a module to load. The command puts `ErrorClassesOnFirstUse.ts` in that module's
  * place, which builds the same classes, still synchronously, on the first failure: a command that
- * succeeds never builds them. Only our own module is replaced; `EAGER_ERRORS=1` keeps the library's.
+ * succeeds never builds them. Its `require` makes esbuild wrap the part's modules in lazy
+ * initializers, and still: `list --json` measured 6 ms (0.09× `node -e 0`) faster than with the
+ * classes built at start-up, in one interleaved run. Only our own module is replaced;
+ * `EAGER_ERRORS=1` keeps the library's.
  */
 const errorClassesPlugin = {
   name: "error-classes-on-first-use",
