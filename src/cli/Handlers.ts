@@ -10,7 +10,7 @@ import * as Stream from "effect/Stream"
 import { SessionPolicy } from "../domain/Policy.js"
 import { Session } from "../domain/Session.js"
 import { SessionEvent } from "../domain/SessionEvent.js"
-import { resetPolicy, setPolicy, SettingsView, type PolicyChange } from "../domain/Settings.js"
+import { emptyRevision, resetPolicy, setPolicy, SettingsView, type PolicyChange } from "../domain/Settings.js"
 import { ClaudeHome } from "../services/ClaudeHome.js"
 import { Files } from "../services/Files.js"
 import { Policy } from "../services/Policy.js"
@@ -82,9 +82,22 @@ const resolve = Effect.fn("resolve")(function*(json: boolean, command: Extract<C
   yield* printData(json, () => encodeSession(session), () => sessionDetails(session))
 })
 
+/**
+ * The Claude home, when it does not exist: a settings file read there is absent because the home
+ * is (a mistyped `--claude-home`), which human output says. Asked only when the file read as empty.
+ */
+const missingHome = (view: SettingsView) =>
+  Effect.gen(function*() {
+    if (view.revision !== emptyRevision) return undefined
+    const home = yield* ClaudeHome
+    const absent = yield* Effect.match((yield* Files).stat(home.root), { onFailure: isNotFound, onSuccess: () => false })
+    return absent ? home.root : undefined
+  })
+
 const settingsGet = Effect.fn("settings get")(function*(json: boolean) {
   const view = yield* (yield* Settings).read
-  yield* printData(json, () => encodeView(view), () => settingsText(view))
+  const missing = json ? undefined : yield* missingHome(view)
+  yield* printData(json, () => encodeView(view), () => settingsText(view, missing))
 })
 
 /**
