@@ -259,6 +259,21 @@ describe("a Claude home that does not exist", { timeout: 60_000 }, () => {
     expect(resolveJson.stdout).not.toContain("does not exist")
   })
 
+  it("settings get says so in human output, beside the settings file it names; JSON is unchanged", () => {
+    const get = runCli(["--claude-home", nope, "settings", "get"])
+    expect(get.status).toBe(0)
+    expect(get.stdout).toContain(`settings file        ${path.join(nope, "settings.json")} (${nope} does not exist)\n`)
+    const getJson = runCli(["--claude-home", nope, "settings", "get", "--json"])
+    expect(getJson.status).toBe(0)
+    expect(getJson.stdout).not.toContain("does not exist")
+  })
+
+  it("settings get in a home that exists, without a settings file, is only that", () => {
+    const quiet = path.join(tmp, "home-without-settings")
+    fs.mkdirSync(quiet)
+    expect(runCli(["--claude-home", quiet, "settings", "get"]).stdout).not.toContain("does not exist")
+  })
+
   it("a home without its sessions directory names the directory that is missing", () => {
     const bare = path.join(tmp, "bare-home")
     fs.mkdirSync(bare)

@@ -13,7 +13,7 @@ import * as Stream from "effect/Stream"
 import { SessionPolicy } from "../domain/Policy.js"
 import { sessionJson } from "../domain/Session.js"
 import { SessionEvent } from "../domain/SessionEvent.js"
-import { resetPolicy, setPolicy, type PolicyChange } from "../domain/Settings.js"
+import { emptyRevision, resetPolicy, setPolicy, type PolicyChange, type SettingsView } from "../domain/Settings.js"
 import { ClaudeHome } from "../services/ClaudeHome.js"
 import { Files } from "../services/Files.js"
 import { Policy } from "../services/Policy.js"
@@ -83,9 +83,22 @@ export const resolve = /*#__PURE__*/ Effect.fn("resolve")(function*(json: boolea
   yield* printData(json, () => sessionJson(session), () => sessionDetails(session))
 }, reportedWithNote)
 
+/**
+ * The Claude home, when it does not exist: a settings file read there is absent because the home
+ * is (a mistyped `--claude-home`), which human output says. Asked only when the file read as empty.
+ */
+const missingHome = (view: SettingsView) =>
+  Effect.gen(function*() {
+    if (view.revision !== emptyRevision) return undefined
+    const home = yield* ClaudeHome
+    const absent = yield* Effect.match((yield* Files).stat(home.root), { onFailure: isNotFound, onSuccess: () => false })
+    return absent ? home.root : undefined
+  })
+
 export const settingsGet = /*#__PURE__*/ Effect.fn("settings get")(function*(json: boolean) {
   const view = yield* (yield* Settings).read
-  yield* printData(json, () => view, () => settingsText(view))
+  const missing = json ? undefined : yield* missingHome(view)
+  yield* printData(json, () => view, () => settingsText(view, missing))
 }, reported)
 
 /**

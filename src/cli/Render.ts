@@ -91,9 +91,9 @@ export const sessionDetails = (session: Session): string => {
 }
 
 /** A few labelled lines; the path is the only text that did not come from this program. */
-export const settingsText = (view: SettingsView): string =>
+export const settingsText = (view: SettingsView, missing?: string): string =>
   [
-    `settings file        ${terminalSafe(view.path)}`,
+    nothing(`settings file        ${terminalSafe(view.path)}`, missing),
     `revision             ${view.revision}`,
     `crossSessionInbound  ${view.crossSessionInbound ?? absentPolicyWords}`,
     userScopeNote
