@@ -4,7 +4,7 @@
  * changed or removed record reported within 500 ms; a silent death within the interval plus 500 ms;
  * an idle watch over 50 live sessions well under 1% of a core, its memory not growing.
  *
- * Needs the `tsc` output (`npx tsc -p tsconfig.build.json`). Runs standalone (`node bench/watch.mjs`,
+ * Needs the `tsc` output (`npm run build`). Runs standalone (`node bench/watch.mjs`,
  * prints a table then the JSON) or from another runner through `runWatchBench()`. About 60 s.
  *
  * Latencies are measured in this process: the time from the write, change or removal returning to
@@ -14,14 +14,17 @@
  * collected. No collection is forced within the CPU window. The same watch over an empty registry
  * runs beside it, to show the runtime's own share of that cost.
  */
-import { Effect, Fiber, Option, Stream } from "effect"
+import { Effect, Fiber, Stream } from "effect"
 import { fork, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { layerNode } from "../dist/layers/Node.js"
-import { watchSessions } from "../dist/services/Watch.js"
+import { Watch } from "../dist/index.js"
+import { layerNode } from "../dist/node.js"
+
+const watchSessions = ({ intervalMillis }) =>
+  Stream.unwrap(Effect.map(Watch.Watch, (watch) => watch.sessions({ interval: intervalMillis })))
 
 const thisFile = fileURLToPath(import.meta.url)
 
@@ -93,7 +96,7 @@ const watchHere = (home, intervalMillis) => {
           if (index >= 0) waiting.splice(index, 1)[0].resolve(at)
         })
       ),
-      Effect.provide(layerNode(Option.some(home)))
+      Effect.provide(layerNode({ claudeHome: home }))
     )
   )
   /** Resolves with the time the matching event arrived; `act` runs once the waiter is in place. */
@@ -289,7 +292,7 @@ const runChild = (home, intervalMillis) => {
           if (event.type === "appeared") counts.appeared++
         })
       ),
-      Effect.provide(layerNode(Option.some(home)))
+      Effect.provide(layerNode({ claudeHome: home }))
     )
   )
   process.on("message", (what) => {

@@ -9,28 +9,45 @@
  * the part's first run: that skips most of the compiling on every later run. It is CommonJS (see
  * `bin/package.json`): an ES module entry would load Node's ESM loader first, about 10 ms here.
  *
- * Two rules earn their place here:
+ * Three rules earn their place here:
  * - A stale cache is never used. V8 checks only the source's length, so a cache is keyed by the
- *   bundle's size, mtime, inode and device and by the Node version and architecture, and whatever V8
- *   still rejects (`cachedDataRejected`) is rewritten.
+ *   bundle's size, mtime, inode and device, by the Node version and architecture, and by the flags
+ *   Node runs with (`NODE_OPTIONS`, `process.execArgv`), and whatever V8 still rejects
+ *   (`cachedDataRejected`) is rewritten. Each set of flags has cache files of its own, so runs that
+ *   alternate flags do not keep rewriting one file.
  * - The cache never fails the command. Every cache read and write is best effort: a missing,
  *   corrupt, unreadable or unwritable cache only costs the time it would have saved. Writes go to
  *   a temporary file renamed into place, so a concurrent run reads an old cache or a whole new one.
  *   What V8 does not check (a payload damaged behind an intact header) is caught by a marker, see
  *   `diedCompiling`.
+ * - No install is left without a cache. The directory a run writes caches (and markers) to is chosen
+ *   before any cache data is made: the install's own (beside the bundle, or
+ *   `CLAUDE_PEERS_CACHE_DIR`), else `$XDG_CACHE_HOME/claude-peers` (else `~/.cache/claude-peers`),
+ *   else a directory of this user's in the system's temporary directory, which only this user can
+ *   write (another user's cache there could run code as this one). With none, no cache is made at
+ *   all. A valid cache in a read-only install is used as it is.
  *
- * Where the caches live: beside the bundle, or, when that directory cannot be written (a read-only
- * install), in `$XDG_CACHE_HOME/claude-peers` (else `~/.cache/claude-peers`). `CLAUDE_PEERS_CACHE_DIR`
- * replaces the first of the two. Without a bundle (a checkout before `npm run build`), the `tsc`
- * output runs as it is.
+ * Each part has caches of its own (`claude-peers.cjs.<part>[.<flags>].v8-cache`): a cache holds the
+ * functions its first run compiled, and no command inherits another's. Without a bundle (a checkout
+ * before `npm run build`), the `tsc` output runs as it is.
  */
 "use strict"
 const fs = require("node:fs")
 const path = require("node:path")
 
 const bundleFile = path.join(__dirname, "..", "dist", "claude-peers.cjs")
-const headerBytes = 512
-const magic = "claude-peers v8 cache 4\n"
+const headerBytes = 2048
+const magic = "claude-peers v8 cache 5\n"
+
+/** The flags Node runs with: V8 rejects a cache made under other V8 flags. */
+const flags = [process.env.NODE_OPTIONS ?? "", ...process.execArgv].join(" ").trim()
+
+/** FNV-1a, to name a set of flags in a file name; the key inside the file tells two sets apart. */
+const shortHash = (text) => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193)
+  return (hash >>> 0).toString(36)
+}
 
 /** The open bundle, its header's index of sections, and the key its caches must carry; null without a bundle. */
 const openBundle = () => {
@@ -42,7 +59,7 @@ const openBundle = () => {
   }
   // Stat and read the same descriptor, so that the key always describes the text compiled.
   const stats = fs.fstatSync(fd, { bigint: true })
-  const key = `${stats.size}:${stats.mtimeNs}:${stats.ino}:${stats.dev}:${process.version}:${process.arch}`
+  const key = `${stats.size}:${stats.mtimeNs}:${stats.ino}:${stats.dev}:${process.version}:${process.arch}:${flags}`
   const header = read(fd, 0, headerBytes).split("\n")[1]
   return { fd, key, index: JSON.parse(header.slice(header.indexOf("{"))) }
 }
@@ -64,25 +81,70 @@ const read = (fd, start, end) => {
  * boundary (V8 copies cached data that is not aligned before reading it).
  */
 const cacheHeader = (key) => {
-  const text = magic + key
+  const text = magic + key.replace(/\n/g, " ")
   return Buffer.from(`${text.padEnd(Math.ceil((text.length + 1) / 16) * 16 - 1, " ")}\n`, "latin1")
+}
+
+/** `claude-peers:list` → `claude-peers.cjs.list.v8-cache`, or `….list.<flags>.v8-cache` under flags. */
+const cacheNameOf = (part) => `${path.basename(bundleFile)}.${part.replace(/^.*:/, "")}${flags === "" ? "" : `.${shortHash(flags)}`}.v8-cache`
+
+/** The install's own cache directory: beside the bundle, unless `CLAUDE_PEERS_CACHE_DIR` says otherwise. */
+const installDirectory = () => {
+  const override = process.env.CLAUDE_PEERS_CACHE_DIR
+  return override !== undefined && override !== "" ? override : path.dirname(bundleFile)
+}
+
+const isWritableDirectory = (directory) => {
+  try {
+    fs.accessSync(directory, fs.constants.W_OK)
+    return fs.statSync(directory).isDirectory()
+  } catch {
+    return false
+  }
 }
 
 const userCacheDirectory = () => {
   const xdg = process.env.XDG_CACHE_HOME
   const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(require("node:os").homedir(), ".cache")
-  return path.join(base, "claude-peers")
+  const directory = path.join(base, "claude-peers")
+  try {
+    fs.mkdirSync(directory, { recursive: true, mode: 0o700 })
+  } catch {
+    return null
+  }
+  return isWritableDirectory(directory) ? directory : null
 }
 
-/** The places a cache may be, in order; the second is only computed when the first is not enough. */
-const cacheDirectories = function*() {
-  const override = process.env.CLAUDE_PEERS_CACHE_DIR
-  yield override !== undefined && override !== "" ? override : path.dirname(bundleFile)
-  yield userCacheDirectory()
+/**
+ * `<tmp>/claude-peers-<uid>`, made by this user with mode 0700. Anyone can make a name in the
+ * temporary directory: only a real directory of this user's that nobody else can write is used.
+ */
+const ownTemporaryDirectory = () => {
+  const os = require("node:os")
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined
+  const directory = path.join(os.tmpdir(), `claude-peers-${uid ?? os.userInfo().username}`)
+  try {
+    fs.mkdirSync(directory, { mode: 0o700 })
+  } catch (error) {
+    if (error.code !== "EEXIST") return null
+  }
+  try {
+    const stats = fs.lstatSync(directory)
+    if (!stats.isDirectory() || (uid !== undefined && stats.uid !== uid) || (stats.mode & 0o022) !== 0) return null
+    return isWritableDirectory(directory) ? directory : null
+  } catch {
+    return null
+  }
 }
 
-/** `claude-peers:direct` → `claude-peers.cjs.direct.v8-cache` */
-const cacheNameOf = (part) => `${path.basename(bundleFile)}.${part.replace(/^.*:/, "")}.v8-cache`
+let chosen
+/** The directory this run writes caches and markers to, chosen once: null when there is none. */
+const writableDirectory = () => {
+  if (chosen !== undefined) return chosen
+  const install = installDirectory()
+  chosen = isWritableDirectory(install) ? install : (userCacheDirectory() ?? ownTemporaryDirectory())
+  return chosen
+}
 
 const isAlive = (pid) => {
   try {
@@ -120,26 +182,56 @@ const diedCompiling = (directory, markerPrefix) => {
 }
 
 /**
- * The part's cached data stored under this key in the first place that has it, with the marker
- * this run holds while compiling with it; null when there is none. A cache is only used where the
- * marker can be written.
+ * A cache that cannot be removed (a read-only install's) is dropped by a note beside this run's
+ * markers that holds its header: while the note is there, that cache is not used.
+ */
+const isDropped = (note, header) => {
+  try {
+    return fs.readFileSync(note).equals(header)
+  } catch {
+    return false
+  }
+}
+
+const drop = (cache, header) => {
+  try {
+    fs.rmSync(cache.file, { force: true })
+  } catch {
+    // A read-only cache stays; the note keeps it out.
+  }
+  if (cache.readOnly) writeAtomically(cache.note, header)
+}
+
+/**
+ * The part's cached data under this key: the install's cache first, then the one this run writes,
+ * with the marker this run holds while compiling with it; null when there is none. A cache is only
+ * used where a marker can be written.
  */
 const readCache = (part, key) => {
   const name = cacheNameOf(part)
   const header = cacheHeader(key)
-  for (const directory of cacheDirectories()) {
-    const file = path.join(directory, name)
+  const install = installDirectory()
+  const writable = writableDirectory()
+  if (writable === null) return null
+  const places = writable === install ? [install] : [install, writable]
+  for (const directory of places) {
+    // The install's cache, read from elsewhere than where this run writes: its markers and note
+    // carry another name, beside this run's own.
+    const readOnly = directory !== writable
+    const prefix = path.join(writable, readOnly ? `${name}.installed` : name)
+    const cache = { file: path.join(directory, name), readOnly, note: `${prefix}.dropped`, header }
     try {
-      const bytes = fs.readFileSync(file)
-      // Another bundle's, another Node's, or not ours at all: ignored, and replaced after the run.
+      const bytes = fs.readFileSync(cache.file)
+      // Another bundle's, other flags', another Node's, or not ours at all: ignored, and replaced after the run.
       if (bytes.length <= header.length || !bytes.subarray(0, header.length).equals(header)) continue
-      if (diedCompiling(directory, `${name}.compiling-`)) {
-        fs.rmSync(file, { force: true })
+      if (readOnly && isDropped(cache.note, header)) continue
+      if (diedCompiling(writable, `${path.basename(prefix)}.compiling-`)) {
+        drop(cache, header)
         continue
       }
-      const marker = path.join(directory, `${name}.compiling-${process.pid}`)
+      const marker = `${prefix}.compiling-${process.pid}`
       fs.closeSync(fs.openSync(marker, "w"))
-      return { data: bytes.subarray(header.length), marker }
+      return { ...cache, data: bytes.subarray(header.length), marker }
     } catch {
       // No cache here, or none this run can use: try the next place.
     }
@@ -155,20 +247,14 @@ const removeQuietly = (file) => {
   }
 }
 
-/** Writes a part's cache to the first place that takes it: a temporary file, then a rename. */
-const writeCache = (part, key, data) => {
-  const bytes = Buffer.concat([cacheHeader(key), data])
-  for (const directory of cacheDirectories()) {
-    const target = path.join(directory, cacheNameOf(part))
-    const temporary = `${target}.${process.pid}-${Date.now()}.tmp`
-    try {
-      fs.mkdirSync(directory, { recursive: true })
-      fs.writeFileSync(temporary, bytes, { flag: "wx", mode: 0o644 })
-      fs.renameSync(temporary, target)
-      return
-    } catch {
-      removeQuietly(temporary)
-    }
+/** A temporary file, then a rename: a concurrent run reads the old bytes or the new ones. */
+const writeAtomically = (target, bytes) => {
+  const temporary = `${target}.${process.pid}-${Date.now()}.tmp`
+  try {
+    fs.writeFileSync(temporary, bytes, { flag: "wx", mode: 0o644 })
+    fs.renameSync(temporary, target)
+  } catch {
+    removeQuietly(temporary)
   }
 }
 
@@ -192,14 +278,21 @@ const runSection = (bundle, id, requireForSection) => {
     if (cached !== null) removeQuietly(cached.marker)
   }
   if (id !== "entry" && (cached === null || script.cachedDataRejected === true)) {
-    // Written at exit, so that the cache also holds the functions the command compiled lazily.
-    process.once("exit", () => {
-      try {
-        writeCache(id, bundle.key, script.createCachedData())
-      } catch {
-        // The command's result stands whatever happens to its cache.
-      }
-    })
+    // A read-only cache that V8 rejects is kept out from now on; this run's own takes its place.
+    if (cached !== null && cached.readOnly) drop(cached, cached.header)
+    // Written at exit, so that the cache also holds the functions the command compiled lazily; not
+    // made at all when there is nowhere to write it.
+    const directory = writableDirectory()
+    if (directory !== null) {
+      process.once("exit", () => {
+        try {
+          const data = script.createCachedData()
+          writeAtomically(path.join(directory, cacheNameOf(id)), Buffer.concat([cacheHeader(bundle.key), data]))
+        } catch {
+          // The command's result stands whatever happens to its cache.
+        }
+      })
+    }
   }
   const module = { exports: {} }
   script.runInThisContext()(module.exports, requireForSection, module, bundleFile, path.dirname(bundleFile))

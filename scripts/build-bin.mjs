@@ -19,7 +19,8 @@
  *   `// {"entry":[start,end,lineOffset],"claude-peers:direct":[…],"claude-peers:command-line":[…]}`.
  *
  * `node scripts/build-bin.mjs --analyze` also prints what dominates each part. For profiling,
- * `OUT=file` writes elsewhere and `NOMINIFY=1` keeps the names.
+ * `OUT=file` writes elsewhere, `NOMINIFY=1` keeps the names and `EAGER_ERRORS=1` builds the error
+ * classes at start-up, as the library does.
  */
 import * as esbuild from "esbuild"
 import * as fs from "node:fs"
@@ -30,16 +31,82 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const outfile = process.env.OUT ?? path.join(root, "dist", "claude-peers.cjs")
 const analyze = process.argv.includes("--analyze")
 
-/** The entry's two dynamic imports become requests for the two parts, which the loader finds in the file. */
-const parts = {
-  "./Direct.js": { id: "claude-peers:direct", entry: "src/cli/Direct.ts" },
-  "./CommandLine.js": { id: "claude-peers:command-line", entry: "src/cli/CommandLine.ts" }
-}
+/**
+ * The entry's dynamic imports become requests for parts, which the loader finds in the file: one
+ * part per module of `src/cli/direct/` (a recognized command), and the full command line.
+ */
+const directory = path.join(root, "src", "cli", "direct")
+const parts = Object.fromEntries([
+  ...fs.readdirSync(directory).filter((name) => name.endsWith(".ts")).sort().map((name) => {
+    const base = name.slice(0, -".ts".length)
+    return [`./direct/${base}.js`, { id: `claude-peers:${base}`, entry: `src/cli/direct/${name}` }]
+  }),
+  ["./CommandLine.js", { id: "claude-peers:command-line", entry: "src/cli/CommandLine.ts" }]
+])
 
 const partsPlugin = {
   name: "parts",
   setup(build) {
-    build.onResolve({ filter: /^\.\/(Direct|CommandLine)\.js$/ }, (args) => ({ path: parts[args.path].id, external: true }))
+    build.onResolve({ filter: /^\.\/(direct\/[A-Za-z]+|CommandLine)\.js$/ }, (args) => {
+      const part = parts[args.path]
+      if (part === undefined) throw new Error(`${args.path}: no such part`)
+      return { path: part.id, external: true }
+    })
+  }
+}
+
+/**
+ * Effect's logger module reads `process.stdout` when it is initialized, to pick the pretty logger's
+ * colors, and reading it creates the stream: on a pipe (a status line, a script) that loads `net`
+ * and the streams, which the command never uses (it prints with `fs.writeSync`, see `Output.ts`).
+ * Measured on `list --json` into a pipe: 15 M of 180 M instructions. The three constants become
+ * functions, computed when a pretty logger is made. The text is matched exactly: another version of
+ * the module fails the build rather than bundle unpatched.
+ */
+const stdoutProbes = [
+  'const hasProcessStdout = typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null;',
+  "const processStdoutIsTTY = hasProcessStdout && process.stdout.isTTY === true;",
+  'const hasProcessStdoutOrDeno = hasProcessStdout || "Deno" in globalThis;'
+]
+
+const lazyStdoutPlugin = {
+  name: "lazy-stdout",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]esm[\\/]internal[\\/]logger\.js$/ }, async (args) => {
+      let source = await fs.promises.readFile(args.path, "utf8")
+      for (const line of stdoutProbes) {
+        if (!source.includes(line)) throw new Error(`${args.path}: expected \`${line}\``)
+        source = source.replace(line, "")
+      }
+      source = source.replace(/\b(hasProcessStdout|processStdoutIsTTY|hasProcessStdoutOrDeno)\b/g, "$1()")
+      source += `
+function hasProcessStdout() { return typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null }
+function processStdoutIsTTY() { return hasProcessStdout() && process.stdout.isTTY === true }
+function hasProcessStdoutOrDeno() { return hasProcessStdout() || "Deno" in globalThis }
+`
+      return { contents: source, loader: "js" }
+    })
+  }
+}
+
+/**
+ * The library builds its error classes when their module is imported (`src/domain/ErrorClasses.ts`):
+ * a library user's failing `Effect.runSyncExit` must get its typed failure, so nothing may make a
+ * failure wait for a module to load. The command puts `ErrorClassesOnFirstUse.ts` in that module's
+ * place, which builds the same classes, still synchronously, on the first failure: a command that
+ * succeeds never builds them. Its `require` makes esbuild wrap the part's modules in lazy
+ * initializers, and still: `list --json` measured 6 ms (0.09× `node -e 0`) faster than with the
+ * classes built at start-up, in one interleaved run. Only our own module is replaced;
+ * `EAGER_ERRORS=1` keeps the library's.
+ */
+const errorClassesPlugin = {
+  name: "error-classes-on-first-use",
+  setup(build) {
+    if (process.env.EAGER_ERRORS !== undefined) return
+    build.onResolve({ filter: /^\.\/ErrorClasses\.js$/ }, (args) =>
+      path.dirname(args.importer) === path.join(root, "src", "domain")
+        ? { path: path.join(root, "src", "domain", "ErrorClassesOnFirstUse.ts") }
+        : undefined)
   }
 }
 
@@ -61,7 +128,7 @@ const bundle = (entry, plugins) =>
     supported: { "dynamic-import": false },
     legalComments: "none",
     metafile: true,
-    plugins,
+    plugins: [lazyStdoutPlugin, errorClassesPlugin, ...plugins],
     logLevel: "warning"
   })
 
@@ -77,10 +144,13 @@ const [dispatcher, ...built] = await Promise.all([
  * initializes the command-line parser, and a cache written by `list` does not grow with it.
  */
 // A hashbang is only valid on a file's first line.
-const text = (result) => result.outputFiles[0].text.replace(/^#!.*\n/, "")
+// esbuild escapes every string and regular expression to ASCII; an unminified build also keeps
+// comments, whose characters are escaped here alike (harmless in a comment).
+const text = (result) =>
+  result.outputFiles[0].text.replace(/^#!.*\n/, "").replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 const wrap = (code) => `(function (exports, require, module, __filename, __dirname) {\n${code}})\n`
 const sections = [["entry", wrap(text(dispatcher))], ...Object.values(parts).map((part, i) => [part.id, wrap(text(built[i]))])]
-const headerBytes = 512
+const headerBytes = 2048
 const title = "// claude-peers command: an entry and the parts it loads, each a function expression at the offsets below\n"
 const index = {}
 let offset = headerBytes
@@ -112,7 +182,7 @@ if (analyze) {
       byPackage.set(key, (byPackage.get(key) ?? 0) + input.bytesInOutput)
     }
     for (const [pkg, bytes] of [...byPackage].sort((a, b) => b[1] - a[1])) console.log(`${String(bytes).padStart(8)}  ${pkg}`)
-    const largest = Object.entries(output.inputs).sort((a, b) => b[1].bytesInOutput - a[1].bytesInOutput).slice(0, 12)
+    const largest = Object.entries(output.inputs).sort((a, b) => b[1].bytesInOutput - a[1].bytesInOutput).slice(0, Number(process.env.ANALYZE_TOP ?? 12))
     for (const [file, input] of largest) console.log(`${String(input.bytesInOutput).padStart(8)}    ${file}`)
   }
 }

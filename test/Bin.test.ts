@@ -16,9 +16,11 @@ const root = path.resolve(import.meta.dirname, "..")
 const bin = path.join(root, "bin", "claude-peers.js")
 const bundle = path.join(root, "dist", "claude-peers.cjs")
 /** The cache of the bundle's `list` part, the one `list` runs. */
-const cacheName = "claude-peers.cjs.direct.v8-cache"
+const cacheName = "claude-peers.cjs.list.v8-cache"
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-bin-"))
+// Readable by the unprivileged user of the read-only install's tests.
+fs.chmodSync(tmp, 0o755)
 const sleeper = startSleeper()
 afterAll(async () => {
   await killAndReap(sleeper)
@@ -149,12 +151,26 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: unwritable(), XDG_CACHE_HOME: xdg }))
   })
 
+  it("an install and a user cache directory that cannot take the cache fall back to this user's temporary directory", () => {
+    const temporary = freshDir("tmp")
+    const env = { CLAUDE_PEERS_CACHE_DIR: unwritable(), XDG_CACHE_HOME: unwritable(), TMPDIR: temporary }
+    expectLiveAlpha(listJson(env))
+    const own = path.join(temporary, `claude-peers-${process.getuid!()}`)
+    expect(fs.statSync(own).mode & 0o777).toBe(0o700)
+    expect(fs.readdirSync(own)).toEqual([cacheName])
+    const written = fs.statSync(path.join(own, cacheName)).mtimeMs
+    expectLiveAlpha(listJson(env))
+    expect(fs.statSync(path.join(own, cacheName)).mtimeMs).toBe(written)
+  })
+
   it("with nowhere to write a cache, the command still runs, leaving no temporary file", () => {
     const nowhere = unwritable()
     const alsoNowhere = unwritable()
-    expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: nowhere, XDG_CACHE_HOME: alsoNowhere }))
+    const norHere = unwritable()
+    expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: nowhere, XDG_CACHE_HOME: alsoNowhere, TMPDIR: norHere }))
     expect(fs.readdirSync(path.dirname(path.dirname(nowhere)))).toEqual(["file"])
     expect(fs.readdirSync(path.dirname(path.dirname(alsoNowhere)))).toEqual(["file"])
+    expect(fs.readdirSync(path.dirname(path.dirname(norHere)))).toEqual(["file"])
   })
 
   it("the direct `list` path and the full command line answer alike, failures included", () => {
@@ -176,6 +192,115 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(run(bin, ["--claude-home", home, "list", "--bogus"], env).status).toBe(2)
     // Each path keeps its own cache, so that `list`'s holds nothing of the parser.
     expect(fs.readdirSync(cacheDir).sort()).toEqual(["claude-peers.cjs.command-line.v8-cache", cacheName])
+  })
+
+  it("each recognized command runs its own part with its own cache, so none inherits another's", () => {
+    const cacheDir = freshDir("cache")
+    const env = { CLAUDE_PEERS_CACHE_DIR: cacheDir }
+    expectLiveAlpha(run(bin, ["--claude-home", home, "list", "--json"], env))
+    const resolved = run(bin, ["--claude-home", home, "resolve", "--name", "alpha", "--json"], env)
+    expect(JSON.parse(resolved.stdout)).toMatchObject({ pid: sleeper.pid, name: "alpha" })
+    expect(run(bin, ["--claude-home", emptyHome, "settings", "get", "--json"], env).status).toBe(0)
+    expect(fs.readdirSync(cacheDir).sort()).toEqual([cacheName, "claude-peers.cjs.resolve.v8-cache", "claude-peers.cjs.settingsGet.v8-cache"])
+    // The bundle holds the parts it names, and `list`'s holds none of the settings' code.
+    const text = fs.readFileSync(bundle, "latin1")
+    const index = JSON.parse(text.split("\n")[1]!.slice(3)) as Record<string, [number, number, number]>
+    expect(Object.keys(index)).toEqual(expect.arrayContaining(["entry", "claude-peers:list", "claude-peers:resolve", "claude-peers:command-line"]))
+    const [start, end] = index["claude-peers:list"]!
+    expect(text.slice(start, end).includes("crossSessionInbound")).toBe(false)
+  })
+
+  it("runs under other Node flags keep caches of their own: alternating NODE_OPTIONS rewrites none", () => {
+    const cacheDir = freshDir("cache")
+    const plain = { CLAUDE_PEERS_CACHE_DIR: cacheDir }
+    const flagged = { CLAUDE_PEERS_CACHE_DIR: cacheDir, NODE_OPTIONS: "--max-semi-space-size=2" }
+    expectLiveAlpha(listJson(plain))
+    expectLiveAlpha(listJson(flagged))
+    const caches = fs.readdirSync(cacheDir).sort()
+    expect(caches).toHaveLength(2)
+    expect(caches).toContain(cacheName)
+    const written = caches.map((name) => fs.statSync(path.join(cacheDir, name)).mtimeMs)
+    for (let i = 0; i < 2; i++) {
+      expectLiveAlpha(listJson(plain))
+      expectLiveAlpha(listJson(flagged))
+    }
+    expect(fs.readdirSync(cacheDir).sort()).toEqual(caches)
+    expect(caches.map((name) => fs.statSync(path.join(cacheDir, name)).mtimeMs)).toEqual(written)
+  })
+
+  describe("a read-only install, run by an unprivileged user with HOME unset", () => {
+    const canSwitchUser = process.getuid?.() === 0 && fs.existsSync("/usr/bin/setpriv")
+    const nobody = 65534
+
+    /** A copy of the install (`bin/` and the bundle), left writable until `seal`. */
+    const install = () => {
+      const dir = freshDir("install")
+      fs.mkdirSync(path.join(dir, "bin"))
+      fs.mkdirSync(path.join(dir, "dist"))
+      for (const file of ["claude-peers.js", "package.json"]) fs.copyFileSync(path.join(root, "bin", file), path.join(dir, "bin", file))
+      fs.copyFileSync(bundle, path.join(dir, "dist", "claude-peers.cjs"))
+      const seal = () => {
+        for (const d of [dir, path.join(dir, "bin"), path.join(dir, "dist")]) fs.chmodSync(d, 0o555)
+      }
+      return { script: path.join(dir, "bin", "claude-peers.js"), dist: path.join(dir, "dist"), seal }
+    }
+
+    /** A system temporary directory of the test's own, writable by everyone as `/tmp` is. */
+    const systemTemporary = () => {
+      const dir = freshDir("tmp")
+      fs.chmodSync(dir, 0o1777)
+      return dir
+    }
+
+    const runAsNobody = (script: string, temporary: string) => {
+      const result = spawnSync(
+        "/usr/bin/setpriv",
+        ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", process.execPath, script, "--claude-home", home, "list", "--json"],
+        { encoding: "utf8", env: { PATH: process.env.PATH, TMPDIR: temporary }, timeout: 30_000 }
+      )
+      return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+    }
+
+    it.skipIf(!canSwitchUser)("caches in a directory of its own in the temporary directory, and uses it from the next run on", () => {
+      const { script, seal } = install()
+      seal()
+      const temporary = systemTemporary()
+      expectLiveAlpha(runAsNobody(script, temporary))
+      const own = path.join(temporary, `claude-peers-${nobody}`)
+      const stats = fs.statSync(own)
+      expect([stats.uid, stats.mode & 0o777]).toEqual([nobody, 0o700])
+      expect(fs.readdirSync(own)).toEqual([cacheName])
+      const written = fs.statSync(path.join(own, cacheName)).mtimeMs
+      expectLiveAlpha(runAsNobody(script, temporary))
+      expectLiveAlpha(runAsNobody(script, temporary))
+      expect(fs.readdirSync(own)).toEqual([cacheName])
+      expect(fs.statSync(path.join(own, cacheName)).mtimeMs).toBe(written)
+    })
+
+    it.skipIf(!canSwitchUser)("uses a valid cache the install holds, writing none of its own", () => {
+      const { dist, script, seal } = install()
+      expectLiveAlpha(run(script, ["--claude-home", home, "list", "--json"], {}))
+      seal()
+      const installed = fs.readFileSync(path.join(dist, cacheName))
+      const temporary = systemTemporary()
+      expectLiveAlpha(runAsNobody(script, temporary))
+      expectLiveAlpha(runAsNobody(script, temporary))
+      // Its own directory holds this run's markers while it compiles, and nothing after.
+      expect(fs.readdirSync(path.join(temporary, `claude-peers-${nobody}`))).toEqual([])
+      expect(fs.readFileSync(path.join(dist, cacheName)).equals(installed)).toBe(true)
+    })
+
+    it.skipIf(!canSwitchUser)("does not use a directory of that name that another user made", () => {
+      const { script, seal } = install()
+      seal()
+      const temporary = systemTemporary()
+      const planted = path.join(temporary, `claude-peers-${nobody}`)
+      fs.mkdirSync(planted)
+      fs.chmodSync(planted, 0o777)
+      expectLiveAlpha(runAsNobody(script, temporary))
+      expectLiveAlpha(runAsNobody(script, temporary))
+      expect(fs.readdirSync(planted)).toEqual([])
+    })
   })
 
   it("without the bundle (a checkout before the build), the loader runs the tsc output", () => {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Library from "claude-peers"
-import { NotLive, Registry, Settings, setPolicy, Watch } from "claude-peers"
+import { InvalidJson, NotLive, Registry, Settings, setPolicy, Watch } from "claude-peers"
 import * as Cli from "claude-peers/cli"
 import * as Node from "claude-peers/node"
 import { layerNode } from "claude-peers/node"
@@ -84,6 +84,45 @@ describe("the package entries", () => {
       expect(view).toMatchObject({ crossSessionInbound: "refuse", scope: "user", userAllowsAutomaticDelivery: false })
       expect(world.tree.readText(world.home.settingsFile)).toBe("{\n  \"crossSessionInbound\": \"refuse\"\n}\n")
     }))
+
+  /**
+   * A failure is made as synchronously as a success: a caller that runs an operation with
+   * `Effect.runSyncExit` gets the typed error in its `Exit`, never an `AsyncFiberException` because
+   * making the error waited for something (as loading its class with `import()` would).
+   */
+  describe("a failing operation run with Effect.runSyncExit", () => {
+    const failureOf = <A, E>(exit: Exit.Exit<A, E>): unknown =>
+      Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : exit
+
+    it("Registry.resolve of an unknown id on the memory layers fails with NotLive", () => {
+      const world = makeMemoryWorld()
+      const exit = Effect.runSyncExit(
+        Effect.flatMap(Registry.Registry, (r) => r.resolve({ sessionId: "nobody" })).pipe(Effect.provide(layerMemory(world)))
+      )
+      expect(failureOf(exit)).toBeInstanceOf(NotLive)
+    })
+
+    it("a settings update on a file that is not JSON, on the memory layers, fails with InvalidJson", () => {
+      const world = makeMemoryWorld()
+      world.tree.writeFile(world.home.settingsFile, "{ not json")
+      const exit = Effect.runSyncExit(
+        Effect.flatMap(Settings.Settings, (s) => s.update(setPolicy("hold"))).pipe(Effect.provide(layerMemory(world)))
+      )
+      expect(failureOf(exit)).toBeInstanceOf(InvalidJson)
+      expect(world.tree.readText(world.home.settingsFile)).toBe("{ not json")
+    })
+
+    it("a settings read on a file that is not JSON, on layerNode, fails with InvalidJson", () => {
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-lib-"))
+      try {
+        fs.writeFileSync(path.join(home, "settings.json"), "{ not json")
+        const exit = Effect.runSyncExit(Effect.flatMap(Settings.Settings, (s) => s.read).pipe(Effect.provide(layerNode({ claudeHome: home }))))
+        expect(failureOf(exit)).toBeInstanceOf(InvalidJson)
+      } finally {
+        fs.rmSync(home, { recursive: true, force: true })
+      }
+    })
+  })
 
   it.live("layerNode on a temporary home: list, settings and the first watch events", () =>
     Effect.gen(function*() {

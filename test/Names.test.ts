@@ -4,7 +4,8 @@
  * (white space kept), trim, lower case, white-space runs as `-`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { normalizeName } from "../src/domain/Names.js"
+import { FastCheck as fc } from "effect"
+import { normalizeFully, normalizeName } from "../src/domain/Names.js"
 
 describe("normalizeName", () => {
   it("folds case, width and compatibility forms, and spells white space as -", () => {
@@ -33,4 +34,16 @@ describe("normalizeName", () => {
     expect(normalizeName("\u1438\u1403")).toBe("\u1438\u1403")
     expect(normalizeName("a>b")).toBe("a>b")
   })
+
+  it("answers every name as the full steps do, the plain-ASCII shortcut included", () => {
+    const ascii = fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((code) => String.fromCharCode(code)), maxLength: 40 })
+    const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)), maxLength: 40 })
+    const anything = fc.string({ unit: "binary", maxLength: 20 })
+    fc.assert(
+      fc.property(fc.oneof(ascii, printable, anything), (name) => {
+        expect(normalizeName(name)).toBe(normalizeFully(name))
+      }),
+      { numRuns: 1000 }
+    )
+  }, 60_000)
 })

@@ -69,6 +69,7 @@ const suite = (name: string, makeHome: (options?: HomeOptions) => SettingsHome) 
         withHome((home) =>
           Effect.gen(function*() {
             expect(emptyRevision).toBe("af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262")
+            expect(emptyRevision).toBe(hex(new Uint8Array(0)))
             expect(yield* read).toEqual(viewOf(home, null, emptyRevision))
             expect(home.exists("settings.json")).toBe(false)
           })

@@ -76,11 +76,15 @@ const layerOf = (world: MemoryWorld, doubles: Doubles = {}) => {
   )
 }
 
+/** How long `startWatch` lets the watch start for. */
+const startMillis = 2 * window
+
 /**
  * Runs the watch in the test's scope. `advance(ms)` moves the test clock and returns the events
  * emitted meanwhile; `TestClock.adjust` returns only once every fiber of the watch is suspended.
- * `start` holds the events of the first check and of the one a window later, when the directory
- * watch has begun: a test acts after both, so that each later check is one its action caused.
+ * `start` holds the events of the first check, of the one a window later, when the directory watch
+ * has begun, and of the window after that one: a test acts after them, so that each later check is
+ * one its action caused, and a change it makes is read at once.
  */
 const startWatch = (world: MemoryWorld, options: WatchOptions = {}, doubles: Doubles = {}) =>
   Effect.gen(function*() {
@@ -93,7 +97,7 @@ const startWatch = (world: MemoryWorld, options: WatchOptions = {}, doubles: Dou
     const advance = (millis: number) =>
       TestClock.adjust(millis).pipe(Effect.zipRight(Queue.takeAll(events)), Effect.map(Chunk.toArray))
     const summaries = (millis: number) => Effect.map(advance(millis), (all) => all.map(summary))
-    return { fiber, advance, summaries, start: yield* summaries(window) }
+    return { fiber, advance, summaries, start: yield* summaries(startMillis) }
   })
 
 describe("watch", () => {
@@ -115,15 +119,15 @@ describe("watch", () => {
       expect(yield* watch.summaries(5 * interval)).toEqual([])
     }))
 
-  it.scoped("appeared: a new record is reported one debounce window after it is written", () =>
+  it.scoped("appeared: a new record is reported as soon as it is written", () =>
     Effect.gen(function*() {
       const world = makeMemoryWorld()
       const watch = yield* startWatch(world)
       expect(watch.start).toEqual([])
       const proc = world.processes.spawn()
       writeLive(world, proc, { name: "fresh" })
-      expect(yield* watch.summaries(window - 1)).toEqual([])
-      const [event] = yield* watch.advance(1)
+      const [event, ...rest] = yield* watch.advance(0)
+      expect(rest).toEqual([])
       expect(event).toMatchObject({ type: "appeared", session: { pid: proc.pid, name: "fresh", status: "idle" } })
     }))
 
@@ -151,22 +155,26 @@ describe("watch", () => {
       })
     }))
 
-  it.scoped("a record rewritten many times within the debounce window is one changed, with the last state", () =>
+  it.scoped("a record rewritten many times in a burst: read at once, then once more with the last state when the window closes", () =>
     Effect.gen(function*() {
       const world = makeMemoryWorld()
       const proc = world.processes.spawn()
       writeLive(world, proc)
-      const watch = yield* startWatch(world)
+      let reads = 0
+      const watch = yield* startWatch(world, {}, { onRead: () => reads++ })
+      const readsAtStart = reads
       const step = Math.floor(window / 8)
       const states = ["busy", "waiting", "busy", "shell", "busy", "waiting", "busy"]
       const seen: Array<SessionEvent> = []
-      for (const status of states) {
-        writeLive(world, proc, { status, statusUpdatedAt: 1796007040000 + seen.length })
+      for (const [i, status] of states.entries()) {
+        writeLive(world, proc, { status, statusUpdatedAt: 1796007040000 + i })
         seen.push(...yield* watch.advance(step))
       }
       seen.push(...yield* watch.advance(window))
-      expect(seen.map(summary)).toEqual([`changed ${proc.pid}`])
-      expect(seen[0]).toMatchObject({ session: { status: "busy", rawStatus: "busy" }, previous: { status: "idle" } })
+      expect(seen.map(summary)).toEqual([`changed ${proc.pid}`, `changed ${proc.pid}`])
+      expect(seen[0]).toMatchObject({ session: { status: "busy", statusUpdatedAtMs: 1796007040000 }, previous: { status: "idle" } })
+      expect(seen[1]).toMatchObject({ session: { status: "busy", statusUpdatedAtMs: 1796007040006 }, previous: { statusUpdatedAtMs: 1796007040000 } })
+      expect(reads - readsAtStart).toBe(2)
       expect(yield* watch.summaries(2 * interval)).toEqual([])
     }))
 
@@ -239,7 +247,7 @@ describe("watch", () => {
       const proc = world.processes.spawn()
       writeLive(world, proc)
       const reread = rereadEveryIntervals * interval
-      expect(yield* watch.summaries(reread - window - 1)).toEqual([])
+      expect(yield* watch.summaries(reread - startMillis - 1)).toEqual([])
       expect(yield* watch.summaries(1)).toEqual([`appeared ${proc.pid}`])
     }))
 
@@ -399,7 +407,7 @@ describe("watch", () => {
         expect(seen).toEqual([])
       }))
 
-    it.scoped("torn while it changes: the next check reports one changed, with no gone in between", () =>
+    it.scoped("torn while it changes: held through the torn read, then one changed, with no gone in between", () =>
       Effect.gen(function*() {
         const world = makeMemoryWorld()
         const proc = world.processes.spawn()
@@ -407,10 +415,24 @@ describe("watch", () => {
         const watch = yield* startWatch(world)
         writeLive(world, proc, { status: "busy" })
         world.files.tearNextReads(`${world.sessions}/${proc.pid}.json`, 40, 2)
-        expect(yield* watch.summaries(window + tornRetry)).toEqual([])
-        const events = yield* watch.advance(interval)
+        // The read at once and its retry 25 ms later are both torn: the session is held as it was.
+        expect(yield* watch.summaries(tornRetry)).toEqual([])
+        const events = yield* watch.advance(window + interval)
         expect(events.map(summary)).toEqual([`changed ${proc.pid}`])
         expect(events[0]).toMatchObject({ session: { status: "busy" }, previous: { status: "idle" } })
+      }))
+
+    it.scoped("torn on the read at once, whole on its retry: one changed, nothing held", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const proc = world.processes.spawn()
+        writeLive(world, proc)
+        const watch = yield* startWatch(world)
+        writeLive(world, proc, { status: "busy" })
+        world.files.tearNextReads(`${world.sessions}/${proc.pid}.json`, 40)
+        expect(yield* watch.summaries(tornRetry - 1)).toEqual([])
+        expect(yield* watch.summaries(1)).toEqual([`changed ${proc.pid}`])
+        expect(yield* watch.summaries(3 * interval)).toEqual([])
       }))
 
     it.scoped("a record that stays malformed is gone (malformed) at the second check, not the first", () =>
@@ -500,7 +522,7 @@ describe("watch", () => {
       writeLive(world, proc)
       const watch = yield* startWatch(world, { intervalMillis: 200 })
       world.processes.kill(proc.pid)
-      expect(yield* watch.summaries(200 - window - 1)).toEqual([])
+      expect(yield* watch.summaries(200 - startMillis - 1)).toEqual([])
       expect(yield* watch.summaries(1)).toEqual([`gone ${proc.pid} dead`])
     }))
 

@@ -1,6 +1,9 @@
 /**
- * What each command does, over the services. Both parsers end here (see `Invocation.ts`), so a
- * command answers the same whichever path parsed it. Each handler is a span named for its command.
+ * What each command does, over the services it uses. Both parsers end here (see `Invocation.ts`),
+ * so a command answers the same whichever path parsed it. Each handler is a span named for its
+ * command, and an export of its own, free of side effects (`#__PURE__`): the bundle gives every
+ * recognized command a part of its own (`scripts/build-bin.mjs`), and a part keeps only its
+ * command's handler and what that handler uses, so `list` loads neither the settings nor `watch`.
  */
 import type { PlatformError } from "@effect/platform/Error"
 import * as Duration from "effect/Duration"
@@ -8,21 +11,20 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { SessionPolicy } from "../domain/Policy.js"
-import { Session } from "../domain/Session.js"
+import { sessionJson } from "../domain/Session.js"
 import { SessionEvent } from "../domain/SessionEvent.js"
-import { emptyRevision, resetPolicy, setPolicy, SettingsView, type PolicyChange } from "../domain/Settings.js"
+import { emptyRevision, resetPolicy, setPolicy, type PolicyChange, type SettingsView } from "../domain/Settings.js"
 import { ClaudeHome } from "../services/ClaudeHome.js"
 import { Files } from "../services/Files.js"
 import { Policy } from "../services/Policy.js"
 import { Registry } from "../services/Registry.js"
 import { Settings } from "../services/Settings.js"
 import { type NotificationsRefused, Watch } from "../services/Watch.js"
-import type { Command } from "./Invocation.js"
+import type { CommandOf } from "./Invocation.js"
 import { OutputFailed, printError, printLine, stdoutReaderGone } from "./Output.js"
 import {
   entriesTable,
   eventLine,
-  InspectRow,
   inspectRow,
   policiesText,
   policyText,
@@ -34,13 +36,12 @@ import { type ExitCode, printData, reportFailures, type ReportedError } from "./
 import { endOnSignal, interruptOnSignal } from "./Signals.js"
 import { jsonText, terminalSafe } from "./Text.js"
 
-const encodeSessions = Schema.encodeSync(Schema.Array(Session))
-const encodeSession = Schema.encodeSync(Session)
-const encodeRows = Schema.encodeSync(Schema.Array(InspectRow))
-const encodeView = Schema.encodeSync(SettingsView)
-const encodeEvent = Schema.encodeSync(SessionEvent)
-const encodePolicy = Schema.encodeSync(SessionPolicy)
-const encodePolicies = Schema.encodeSync(Schema.Array(SessionPolicy))
+/** A handler's failures are reported where they happen; what is left is its exit code, or output that could not be written. */
+const reported = <A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>, json: boolean) => reportFailures(json)(effect)
+
+/** As `reported`, a refusal for want of any registry file also naming the directory that does not exist. */
+const reportedWithNote = <A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>, json: boolean) =>
+  reportFailures(json, noFileNote)(effect)
 
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
 
@@ -65,22 +66,22 @@ const noFileNote = (error: ReportedError) =>
     ? Effect.map(missingDirectory, (missing) => (missing === undefined ? undefined : `${missing} does not exist`))
     : Effect.succeed(undefined)
 
-const list = Effect.fn("list")(function*(json: boolean) {
+export const list = /*#__PURE__*/ Effect.fn("list")(function*(json: boolean) {
   const sessions = yield* (yield* Registry).list
   const missing = sessions.length === 0 && !json ? yield* missingDirectory : undefined
-  yield* printData(json, () => encodeSessions(sessions), () => sessionsTable(sessions, missing))
-})
+  yield* printData(json, () => sessions.map(sessionJson), () => sessionsTable(sessions, missing))
+}, reported)
 
-const inspect = Effect.fn("inspect")(function*(json: boolean) {
+export const inspect = /*#__PURE__*/ Effect.fn("inspect")(function*(json: boolean) {
   const entries = yield* (yield* Registry).inspect
   const missing = entries.length === 0 && !json ? yield* missingDirectory : undefined
-  yield* printData(json, () => encodeRows(entries.map(inspectRow)), () => entriesTable(entries, missing))
-})
+  yield* printData(json, () => entries.map(inspectRow), () => entriesTable(entries, missing))
+}, reported)
 
-const resolve = Effect.fn("resolve")(function*(json: boolean, command: Extract<Command, { _tag: "resolve" }>) {
+export const resolve = /*#__PURE__*/ Effect.fn("resolve")(function*(json: boolean, command: CommandOf<"resolve">) {
   const session = yield* (yield* Registry).resolve(command.query, { allowSharedName: command.allowSharedName })
-  yield* printData(json, () => encodeSession(session), () => sessionDetails(session))
-})
+  yield* printData(json, () => sessionJson(session), () => sessionDetails(session))
+}, reportedWithNote)
 
 /**
  * The Claude home, when it does not exist: a settings file read there is absent because the home
@@ -94,46 +95,57 @@ const missingHome = (view: SettingsView) =>
     return absent ? home.root : undefined
   })
 
-const settingsGet = Effect.fn("settings get")(function*(json: boolean) {
+export const settingsGet = /*#__PURE__*/ Effect.fn("settings get")(function*(json: boolean) {
   const view = yield* (yield* Settings).read
   const missing = json ? undefined : yield* missingHome(view)
-  yield* printData(json, () => encodeView(view), () => settingsText(view, missing))
-})
+  yield* printData(json, () => view, () => settingsText(view, missing))
+}, reported)
 
 /**
  * An update whose result cannot be printed is still made (its output cannot be tried before the
  * update, and a full disk is only found out by writing): the command then exits 7, not 0, and says
  * on stderr what the file now holds, so that nobody takes the update for not done or for done unseen.
  */
-const settingsUpdate = Effect.fn("settings update")(function*(json: boolean, change: PolicyChange, expectRevision: string | undefined) {
-  // A signal must let the lock and the temporary file go, and must not end the command with 0.
-  yield* interruptOnSignal
-  const view = yield* (yield* Settings).update(change, expectRevision)
-  yield* printData(json, () => encodeView(view), () => settingsText(view)).pipe(
-    Effect.mapError((lost) =>
-      new OutputFailed({
-        stream: lost.stream,
-        code: lost.code,
-        done: `the update itself was made: ${view.path} now holds ${
-          view.crossSessionInbound === null ? "no crossSessionInbound" : `crossSessionInbound "${view.crossSessionInbound}"`
-        } (revision ${view.revision})`
-      })
+const settingsUpdate = (json: boolean, change: PolicyChange, expectRevision: string | undefined) =>
+  Effect.gen(function*() {
+    // A signal must let the lock and the temporary file go, and must not end the command with 0.
+    yield* interruptOnSignal
+    const view = yield* (yield* Settings).update(change, expectRevision)
+    yield* printData(json, () => view, () => settingsText(view)).pipe(
+      Effect.mapError((lost) =>
+        new OutputFailed({
+          stream: lost.stream,
+          code: lost.code,
+          done: `the update itself was made: ${view.path} now holds ${
+            view.crossSessionInbound === null ? "no crossSessionInbound" : `crossSessionInbound "${view.crossSessionInbound}"`
+          } (revision ${view.revision})`
+        })
+      )
     )
-  )
-})
+  })
+
+export const settingsSet = /*#__PURE__*/ Effect.fn("settings set")(
+  (json: boolean, command: CommandOf<"settings set">) => settingsUpdate(json, setPolicy(command.value), command.expectRevision),
+  reported
+)
+
+export const settingsReset = /*#__PURE__*/ Effect.fn("settings reset")(
+  (json: boolean, command: CommandOf<"settings reset">) => settingsUpdate(json, resetPolicy, command.expectRevision),
+  reported
+)
 
 /** Every live session's policy as an array, or the one session's as an object, refused as `resolve` refuses. */
-const policy = Effect.fn("policy")(function*(json: boolean, command: Extract<Command, { _tag: "policy" }>) {
+export const policy = /*#__PURE__*/ Effect.fn("policy")(function*(json: boolean, command: CommandOf<"policy">) {
   const policies = yield* Policy
   if (command.query === undefined) {
     const all = yield* policies.list
     const missing = all.length === 0 && !json ? yield* missingDirectory : undefined
-    yield* printData(json, () => encodePolicies(all), () => policiesText(all, missing))
+    yield* printData(json, () => Schema.encodeSync(Schema.Array(SessionPolicy))(all), () => policiesText(all, missing))
   } else {
     const one = yield* policies.resolve(command.query)
-    yield* printData(json, () => encodePolicy(one), () => policyText(one))
+    yield* printData(json, () => Schema.encodeSync(SessionPolicy)(one), () => policyText(one))
   }
-})
+}, reportedWithNote)
 
 /** The one line a watch without change notifications says, on stderr whatever the output format. */
 const sayReadingEveryInterval = ({ directory, error, interval }: NotificationsRefused) =>
@@ -145,12 +157,13 @@ const sayReadingEveryInterval = ({ directory, error, interval }: NotificationsRe
   })
 
 /** Until interrupted (a signal ends it with exit 0), or until nobody reads its output. */
-const watch = Effect.fn("watch")(function*(json: boolean, intervalMillis: number | undefined) {
+export const watch = /*#__PURE__*/ Effect.fn("watch")(function*(json: boolean, command: CommandOf<"watch">) {
+  const encodeEvent = Schema.encodeSync(SessionEvent)
   const signalled = yield* endOnSignal
   const missing = json ? undefined : yield* missingDirectory
   if (missing !== undefined) printError(`claude-peers: ${terminalSafe(missing)} does not exist; watching for sessions to appear there`)
   const events = (yield* Watch).sessions({
-    ...(intervalMillis === undefined ? {} : { interval: intervalMillis }),
+    ...(command.intervalMillis === undefined ? {} : { interval: command.intervalMillis }),
     onNotificationsRefused: sayReadingEveryInterval
   })
   yield* events.pipe(
@@ -159,30 +172,7 @@ const watch = Effect.fn("watch")(function*(json: boolean, intervalMillis: number
     Stream.interruptWhen(signalled),
     Stream.runDrain
   )
-})
+}, reported)
 
-export const handle = (
-  command: Command,
-  json: boolean
-): Effect.Effect<void, ExitCode | OutputFailed, Registry | Settings | Watch | Policy | Files | ClaudeHome> => {
-  switch (command._tag) {
-    case "list":
-      return reportFailures(json)(list(json))
-    case "inspect":
-      return reportFailures(json)(inspect(json))
-    case "resolve":
-      return reportFailures(json, noFileNote)(resolve(json, command))
-    case "settings get":
-      return reportFailures(json)(settingsGet(json))
-    case "settings set":
-      return reportFailures(json)(settingsUpdate(json, setPolicy(command.value), command.expectRevision))
-    case "settings reset":
-      return reportFailures(json)(settingsUpdate(json, resetPolicy, command.expectRevision))
-    case "watch":
-      return reportFailures(json)(watch(json, command.intervalMillis))
-    case "policy":
-      return reportFailures(json, noFileNote)(policy(json, command))
-  }
-}
-
+export type { ExitCode }
 export { OutputFailed }

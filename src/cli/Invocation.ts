@@ -25,6 +25,9 @@ export type Command =
     readonly managedDirectory: string | undefined
   }
 
+/** One command of the union, by its tag. */
+export type CommandOf<T extends Command["_tag"]> = Extract<Command, { readonly _tag: T }>
+
 export interface Invocation {
   /** `--claude-home DIR`; undefined for `CLAUDE_CONFIG_DIR`, then `~/.claude`. */
   readonly claudeHome: string | undefined

@@ -3,7 +3,7 @@
  * a failure as the contract's JSON error on stdout with `--json` or its sentence on stderr, ending the
  * command with the failure's exit code. One place maps each typed error to its reason and code.
  */
-import { isPlatformError, type PlatformError } from "@effect/platform/Error"
+import type { PlatformError } from "@effect/platform/Error"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -45,6 +45,9 @@ export const exitCodes = {
 } as const
 
 type Reason = keyof typeof exitCodes
+
+/** A failure of the file port: the only ones here with these tags. */
+const isPlatformError = (error: ReportedError): error is PlatformError => error._tag === "SystemError" || error._tag === "BadArgument"
 
 const reasonOf = (error: ReportedError): Reason => (isPlatformError(error) ? "io" : error.reason)
 

@@ -28,31 +28,59 @@ const lookAlikes: ReadonlyArray<readonly [string, "<" | ">"]> = [
 const readingAs = (bracket: "<" | ">"): string =>
   lookAlikes.reduce<string>((chars, [c, reads]) => (reads === bracket ? chars + c : chars), bracket)
 
-const opening = readingAs("<")
-const closing = readingAs(">")
-
-/** An opening bracket, and what follows it up to a closing one, if one closes it. */
-const bracketed = `[${opening}](?:([^${opening}${closing}]*)[${closing}])?`
-const anyBracketed = new RegExp(bracketed, "gu")
 /**
- * Without any closing bracket in the name, an opening look-alike that is a letter of a Canadian
- * Aboriginal or Runic word is left alone, as Claude Code leaves it.
+ * The bracket patterns, built on the first name that needs them: their Unicode classes cost more to
+ * build than a whole `list` spends on its names, and names are almost always plain ASCII.
  */
-const openingOutsideWords = new RegExp(
-  `(?!\\p{L}(?![${opening}${closing}])[\\p{Script=Canadian_Aboriginal}\\p{Script=Runic}]{1,32}(?![\\p{L}\\p{N}\\p{C}\\p{M}]))${bracketed}`,
-  "gu"
-)
-const anyClosing = new RegExp(`[${closing}]`, "u")
+interface BracketPatterns {
+  readonly anyBracketed: RegExp
+  readonly openingOutsideWords: RegExp
+  readonly anyClosing: RegExp
+}
 
-const asParentheses = (name: string): string =>
-  name.replace(anyClosing.test(name) ? anyBracketed : openingOutsideWords, (_, inner: string | undefined) =>
+let bracketPatterns: BracketPatterns | undefined
+
+const makeBracketPatterns = (): BracketPatterns => {
+  const opening = readingAs("<")
+  const closing = readingAs(">")
+  /** An opening bracket, and what follows it up to a closing one, if one closes it. */
+  const bracketed = `[${opening}](?:([^${opening}${closing}]*)[${closing}])?`
+  return {
+    anyBracketed: new RegExp(bracketed, "gu"),
+    /**
+     * Without any closing bracket in the name, an opening look-alike that is a letter of a Canadian
+     * Aboriginal or Runic word is left alone, as Claude Code leaves it.
+     */
+    openingOutsideWords: new RegExp(
+      `(?!\\p{L}(?![${opening}${closing}])[\\p{Script=Canadian_Aboriginal}\\p{Script=Runic}]{1,32}(?![\\p{L}\\p{N}\\p{C}\\p{M}]))${bracketed}`,
+      "gu"
+    ),
+    anyClosing: new RegExp(`[${closing}]`, "u")
+  }
+}
+
+const asParentheses = (name: string): string => {
+  const { anyBracketed, anyClosing, openingOutsideWords } = (bracketPatterns ??= makeBracketPatterns())
+  return name.replace(anyClosing.test(name) ? anyBracketed : openingOutsideWords, (_, inner: string | undefined) =>
     inner === undefined ? "(" : `(${inner})`)
+}
 
 /** Control, format and surrogate code points; white space among them (tab, line breaks) is kept. */
 const invisible = /[\p{Cc}\p{Cf}\p{Cs}]/gu
 const whiteSpace = /\s/
 
+/**
+ * Printable ASCII without `<` and `>`: every step but the last three leaves such a name as it is
+ * (NFKC changes no ASCII character, and none of them is invisible), so it skips them. A test holds
+ * the shortcut to the full steps.
+ */
+const plainAscii = /^[\x20-\x3b\x3d\x3f-\x7e]*$/
+
 export const normalizeName = (name: string): string =>
+  plainAscii.test(name) ? name.trim().toLowerCase().replace(/\s+/g, "-") : normalizeFully(name)
+
+/** Every step, in Claude Code's order. */
+export const normalizeFully = (name: string): string =>
   asParentheses(name)
     .normalize("NFKC")
     .replace(invisible, (c) => (whiteSpace.test(c) ? c : ""))

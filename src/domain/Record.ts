@@ -82,10 +82,15 @@ export const decodeRecordDescription = (record: object): RecordDescription => {
   return description as RecordDescription
 }
 
-const schemaOfType: { readonly [T in FieldType]: Schema.Schema<ValueOf<T>> } = {
-  string: Schema.String,
-  nonEmptyString: Schema.NonEmptyString,
-  finiteNumber: Schema.Number.pipe(Schema.filter(Number.isFinite))
+const schemaOfType = (type: FieldType): Schema.Schema<unknown> => {
+  switch (type) {
+    case "string":
+      return Schema.String as Schema.Schema<unknown>
+    case "nonEmptyString":
+      return Schema.NonEmptyString as Schema.Schema<unknown>
+    case "finiteNumber":
+      return Schema.Number.pipe(Schema.filter(Number.isFinite)) as Schema.Schema<unknown>
+  }
 }
 
 /** A field that is null unless the record holds a value of its type; encoding leaves a null out. */
@@ -97,11 +102,11 @@ const lenient = <A>(schema: Schema.Schema<A>, key: string) =>
 
 /**
  * The descriptive fields as a schema, vendor spelling in (`messagingSocketPath`, `updatedAt`), ours out
- * (`socketPath`, `updatedAtMs`), made from the same table as the decoder.
+ * (`socketPath`, `updatedAtMs`), made from the same table as the decoder. It is built in a pure call, so that a
+ * bundle that only decodes (the command) does not build it.
  */
-export const RecordDescription: Schema.Schema<RecordDescription, { readonly [key: string]: unknown }> = Schema.Struct(
-  Object.fromEntries(fieldEntries.map(([name, { key, type }]) => [name, lenient(schemaOfType[type] as Schema.Schema<unknown>, key)]))
-) as never
+export const RecordDescription: Schema.Schema<RecordDescription, { readonly [key: string]: unknown }> = /*#__PURE__*/ (() =>
+  Schema.Struct(Object.fromEntries(fieldEntries.map(([name, { key, type }]) => [name, lenient(schemaOfType(type), key)]))))() as never
 
 /**
  * What a record's bytes say before any process is consulted: either a verdict that needs no

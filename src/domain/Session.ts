@@ -5,7 +5,7 @@ import { Status } from "./Status.js"
  * A live Claude Code session, in our spelling. Absent values are `null` so that `--json` always
  * prints every key; the vendor spelling is known only to `Record.ts`.
  */
-export const Session = Schema.Struct({
+export const Session = /*#__PURE__*/ Schema.Struct({
   pid: Schema.Int,
   sessionId: Schema.String,
   name: Schema.String,
@@ -14,25 +14,52 @@ export const Session = Schema.Struct({
    * other live session's name is the same under Claude Code's name normalization, else
    * `uds:<socketPath>`, which no other process can hold; null when the session has no socket.
    */
-  address: Schema.NullOr(Schema.String),
-  cwd: Schema.NullOr(Schema.String),
+  address: /*#__PURE__*/ Schema.NullOr(Schema.String),
+  cwd: /*#__PURE__*/ Schema.NullOr(Schema.String),
   /** The session's inbox; null when it did not start (`--restricted`): the session runs but cannot receive messages. */
-  socketPath: Schema.NullOr(Schema.String),
-  status: Schema.NullOr(Status),
-  rawStatus: Schema.NullOr(Schema.String),
-  statusUpdatedAtMs: Schema.NullOr(Schema.Number),
-  updatedAtMs: Schema.NullOr(Schema.Number),
-  startedAtMs: Schema.NullOr(Schema.Number),
-  kind: Schema.NullOr(Schema.String),
+  socketPath: /*#__PURE__*/ Schema.NullOr(Schema.String),
+  status: /*#__PURE__*/ Schema.NullOr(Status),
+  rawStatus: /*#__PURE__*/ Schema.NullOr(Schema.String),
+  statusUpdatedAtMs: /*#__PURE__*/ Schema.NullOr(Schema.Number),
+  updatedAtMs: /*#__PURE__*/ Schema.NullOr(Schema.Number),
+  startedAtMs: /*#__PURE__*/ Schema.NullOr(Schema.Number),
+  kind: /*#__PURE__*/ Schema.NullOr(Schema.String),
   /** Claude Code's own `entrypoint`: `sdk-cli` for a `claude -p` run, which registers like an interactive session. */
-  entrypoint: Schema.NullOr(Schema.String),
+  entrypoint: /*#__PURE__*/ Schema.NullOr(Schema.String),
   /** Claude Code's own `nameSource`: `derived`, `user`, `collision`, `peer`, … */
-  nameSource: Schema.NullOr(Schema.String),
-  waitingFor: Schema.NullOr(Schema.String),
-  jobId: Schema.NullOr(Schema.String),
-  version: Schema.NullOr(Schema.String),
-  tmux: Schema.NullOr(Schema.String),
+  nameSource: /*#__PURE__*/ Schema.NullOr(Schema.String),
+  waitingFor: /*#__PURE__*/ Schema.NullOr(Schema.String),
+  jobId: /*#__PURE__*/ Schema.NullOr(Schema.String),
+  version: /*#__PURE__*/ Schema.NullOr(Schema.String),
+  tmux: /*#__PURE__*/ Schema.NullOr(Schema.String),
   /** The registry file the session was read from. */
   file: Schema.String
 })
 export type Session = typeof Session.Type
+
+/**
+ * A session as `Session`'s encoding spells it (every key, in the schema's order), without building
+ * the schema's encoder: `list --json` prints nothing else, and runs many times a minute. Every
+ * field's encoding is the identity, so this is a projection; a property test holds it to the schema.
+ */
+export const sessionJson = (s: Session): Session => ({
+  pid: s.pid,
+  sessionId: s.sessionId,
+  name: s.name,
+  address: s.address,
+  cwd: s.cwd,
+  socketPath: s.socketPath,
+  status: s.status,
+  rawStatus: s.rawStatus,
+  statusUpdatedAtMs: s.statusUpdatedAtMs,
+  updatedAtMs: s.updatedAtMs,
+  startedAtMs: s.startedAtMs,
+  kind: s.kind,
+  entrypoint: s.entrypoint,
+  nameSource: s.nameSource,
+  waitingFor: s.waitingFor,
+  jobId: s.jobId,
+  version: s.version,
+  tmux: s.tmux,
+  file: s.file
+})

@@ -8,21 +8,19 @@
  * to its rename: any `await` between them hands the event loop, and so the window, to someone else.
  */
 import type { PlatformError, SystemErrorReason } from "@effect/platform/Error"
-import { BadArgument, isPlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as NFS from "node:fs"
-import type { FileHandle } from "node:fs/promises"
 import * as Path from "node:path"
+import { failWithPlatformError, platformErrorClasses } from "../domain/ErrorsOnDemand.js"
 import {
   type BoundedRead,
   type DirectoryEntry,
   type EntryType,
   type FileInfo,
-  Files,
   type Owner,
+  Files,
   type ReplaceOutcome,
   type WatchEvent
 } from "../services/Files.js"
@@ -59,11 +57,14 @@ const isErrnoException = (u: unknown): u is NodeJS.ErrnoException =>
 const errnoOf = (u: unknown): string | undefined => (isErrnoException(u) ? u.code : undefined)
 
 /**
- * The one translation of a Node failure into a `PlatformError`. An errno exception is a
- * `SystemError` whose reason a caller can act on; anything else was thrown for a bad argument,
- * which is how `@effect/platform-node` reports it too.
+ * The one translation of a Node failure into a `PlatformError` (its classes come from
+ * `ErrorClasses.ts`). An errno exception is a `SystemError` whose reason a caller can act on; a
+ * `PlatformError` thrown by our own code is kept; anything else was thrown for a bad argument, which
+ * is how `@effect/platform-node` reports it too.
  */
 const fromNodeError = (method: string, path: string) => (cause: unknown): PlatformError => {
+  const { BadArgument, isPlatformError, SystemError } = platformErrorClasses()
+  if (isPlatformError(cause)) return cause
   if (!isErrnoException(cause)) {
     return new BadArgument({ module: "FileSystem", method, description: String(cause), cause })
   }
@@ -112,7 +113,7 @@ const sameOwner = (stats: { readonly uid: number; readonly gid: number }, owner:
 /** A refused chown, said as what it means for the file, not as the bare errno. */
 const ownerRefused = (method: string, path: string, owner: Owner) => (cause: unknown): PlatformError => {
   const code = errnoOf(cause)
-  return new SystemError({
+  return new (platformErrorClasses().SystemError)({
     reason: reasonOf(code),
     module: "FileSystem",
     method,
@@ -126,8 +127,13 @@ const ownerRefused = (method: string, path: string, owner: Owner) => (cause: unk
 const attempt = <A>(method: string, path: string, run: () => Promise<A>): Effect.Effect<A, PlatformError> =>
   Effect.tryPromise({ try: run, catch: fromNodeError(method, path) })
 
-/** A close that fails after the work is done has nothing left to report; writes are fsynced before it. */
-const closeQuietly = (handle: FileHandle) => Effect.promise(() => handle.close().catch(() => undefined))
+/**
+ * The settings' reads and writes are a few small calls each, and synchronous for the reason the
+ * scan's are (see `readDirectory`): through the thread pool every call costs a round trip, and the
+ * first one starts the pool's threads, a few milliseconds of a `settings set` that makes a dozen.
+ */
+const attemptSync = <A>(method: string, path: string, run: () => A): Effect.Effect<A, PlatformError> =>
+  Effect.try({ try: run, catch: fromNodeError(method, path) })
 
 const asPlainBytes = (buffer: Uint8Array, length: number): Uint8Array =>
   new Uint8Array(buffer.buffer, buffer.byteOffset, length)
@@ -180,14 +186,15 @@ const readAtMostSync = (fd: number, sizeHint: number, maxBytes: number): Bounded
  * still yields to the event loop between them.
  */
 const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> =>
-  Effect.try({
-    try: () => NFS.readdirSync(path, { withFileTypes: true }).map((entry) => ({ name: entry.name, type: typeOf(entry) })),
-    catch: fromNodeError("readDirectory", path)
-  })
+  attemptSync(
+    "readDirectory",
+    path,
+    () => NFS.readdirSync(path, { withFileTypes: true }).map((entry) => ({ name: entry.name, type: typeOf(entry) }))
+  )
 
-const stat = (path: string) => attempt("stat", path, () => NFS.promises.stat(path)).pipe(Effect.map(infoOf))
+const stat = (path: string) => attemptSync("stat", path, () => infoOf(NFS.statSync(path)))
 
-const lstat = (path: string) => attempt("lstat", path, () => NFS.promises.lstat(path)).pipe(Effect.map(infoOf))
+const lstat = (path: string) => attemptSync("lstat", path, () => infoOf(NFS.lstatSync(path)))
 
 /** Where `O_NOFOLLOW` does not exist, a final link is refused by an `lstat` just before the open. */
 const refuseLinkWithoutNoFollow = (path: string): Effect.Effect<void, PlatformError> =>
@@ -195,7 +202,7 @@ const refuseLinkWithoutNoFollow = (path: string): Effect.Effect<void, PlatformEr
     ? Effect.void
     : Effect.flatMap(lstat(path), (info) =>
       info.type === "SymbolicLink"
-        ? Effect.fail(
+        ? failWithPlatformError(({ SystemError }) =>
           new SystemError({
             reason: "BadResource",
             module: "FileSystem",
@@ -232,7 +239,7 @@ const readBounded = (
   path: string,
   options: { readonly maxBytes: number; readonly followLinks: boolean }
 ): Effect.Effect<BoundedRead, PlatformError> => {
-  const read = Effect.try({ try: () => readBoundedSync(path, options), catch: fromNodeError("readBounded", path) })
+  const read = attemptSync("readBounded", path, () => readBoundedSync(path, options))
   return options.followLinks ? read : Effect.zipRight(refuseLinkWithoutNoFollow(path), read)
 }
 
@@ -285,14 +292,18 @@ const makeOwnedDirectories = (path: string, mode: number, owner: Owner): void =>
 
 /** The umask applies to the directories created, as it does for `mkdir -p`. */
 const makeDirectory = (path: string, mode: number, owner?: Owner): Effect.Effect<void, PlatformError> =>
-  owner === undefined || !ownersApply
-    ? attempt("makeDirectory", path, () => NFS.promises.mkdir(path, { recursive: true, mode })).pipe(Effect.asVoid)
-    : Effect.try({
-      try: () => makeOwnedDirectories(path, mode, owner),
-      catch: (error) => (isPlatformError(error) ? error : fromNodeError("makeDirectory", path)(error))
-    })
+  attemptSync("makeDirectory", path, () =>
+    owner === undefined || !ownersApply
+      ? void NFS.mkdirSync(path, { recursive: true, mode })
+      : makeOwnedDirectories(path, mode, owner))
 
-const removeQuietly = (path: string) => Effect.promise(() => NFS.promises.unlink(path).catch(() => undefined))
+const unlinkQuietly = (path: string) => {
+  try {
+    NFS.unlinkSync(path)
+  } catch {
+    return
+  }
+}
 
 /**
  * `O_EXCL` makes the create exclusive even against a dangling link; `O_NOFOLLOW` says so again for
@@ -300,27 +311,33 @@ const removeQuietly = (path: string) => Effect.promise(() => NFS.promises.unlink
  * narrows the mode given to `open`, cannot leave the file with other bits than asked.
  */
 const writeNewFile = (path: string, bytes: Uint8Array, mode: number, owner?: Owner) =>
-  Effect.acquireUseRelease(
-    attempt("writeNewFile", path, () => NFS.promises.open(path, O_WRONLY | O_CREAT | O_EXCL | noFollow, mode)),
-    (handle) =>
-      attempt("writeNewFile", path, () => handle.writeFile(bytes)).pipe(
-        // The owner before the mode: a chown may clear the set-id bits that the mode then sets.
-        Effect.zipRight(owner === undefined || !ownersApply ? Effect.void : giveOwner(handle, path, owner)),
-        Effect.zipRight(attempt("writeNewFile", path, async () => {
-          await handle.chmod(mode)
-          await handle.sync()
-        }))
-      ),
-    // A half-written file must not outlive the failure: whoever reads it next would take it for ours.
-    (handle, exit) => Effect.zipRight(closeQuietly(handle), Exit.isFailure(exit) ? removeQuietly(path) : Effect.void)
-  )
+  attemptSync("writeNewFile", path, () => {
+    const fd = NFS.openSync(path, O_WRONLY | O_CREAT | O_EXCL | noFollow, mode)
+    let written = false
+    try {
+      for (let offset = 0; offset < bytes.length;) offset += NFS.writeSync(fd, bytes, offset)
+      // The owner before the mode: a chown may clear the set-id bits that the mode then sets.
+      if (owner !== undefined && ownersApply) giveOwner(fd, path, owner)
+      NFS.fchmodSync(fd, mode)
+      NFS.fsyncSync(fd)
+      written = true
+    } finally {
+      // A close that fails after the fsync has nothing left to report.
+      closeSyncQuietly(fd)
+      // A half-written file must not outlive the failure: whoever reads it next would take it for ours.
+      if (!written) unlinkQuietly(path)
+    }
+  })
 
 /** An owner equal to the one the file got from its creator needs no chown, and so no privilege. */
-const giveOwner = (handle: FileHandle, path: string, owner: Owner): Effect.Effect<void, PlatformError> =>
-  Effect.flatMap(attempt("writeNewFile", path, () => handle.stat()), (stats) =>
-    sameOwner(stats, owner)
-      ? Effect.void
-      : Effect.tryPromise({ try: () => handle.chown(owner.uid, owner.gid), catch: ownerRefused("writeNewFile", path, owner) }))
+const giveOwner = (fd: number, path: string, owner: Owner): void => {
+  if (sameOwner(NFS.fstatSync(fd), owner)) return
+  try {
+    NFS.fchownSync(fd, owner.uid, owner.gid)
+  } catch (error) {
+    throw ownerRefused("writeNewFile", path, owner)(error)
+  }
+}
 
 const readSyncAtMost = (fd: number, maxBytes: number): Uint8Array | null => {
   const buffer = Buffer.alloc(maxBytes + 1)
@@ -371,17 +388,14 @@ const replaceIfUnchanged = (
   expected: Uint8Array | null,
   maxBytes: number
 ): Effect.Effect<ReplaceOutcome, PlatformError> =>
-  Effect.try({
-    try: (): ReplaceOutcome => {
-      const current = currentBytesSync(target, maxBytes)
-      const unchanged = expected === null
-        ? !current.present
-        : current.bytes !== null && sameBytes(current.bytes, expected)
-      if (!unchanged) return { _tag: "Changed", bytes: current.bytes }
-      NFS.renameSync(source, target)
-      return { _tag: "Replaced" }
-    },
-    catch: fromNodeError("replaceIfUnchanged", target)
+  attemptSync("replaceIfUnchanged", target, (): ReplaceOutcome => {
+    const current = currentBytesSync(target, maxBytes)
+    const unchanged = expected === null
+      ? !current.present
+      : current.bytes !== null && sameBytes(current.bytes, expected)
+    if (!unchanged) return { _tag: "Changed", bytes: current.bytes }
+    NFS.renameSync(source, target)
+    return { _tag: "Replaced" }
   })
 
 /** Errors from `fsync` on a directory that mean "this platform cannot", not "the data is lost". */
@@ -390,21 +404,25 @@ const cannotSyncDirectory = new Set(["EISDIR", "EINVAL", "EPERM", "ENOTSUP", "EB
 const syncDirectory = (path: string): Effect.Effect<void, PlatformError> =>
   process.platform === "win32"
     ? Effect.void
-    : Effect.acquireUseRelease(
-      attempt("syncDirectory", path, () => NFS.promises.open(path, O_RDONLY)),
-      (handle) =>
-        attempt("syncDirectory", path, () =>
-          handle.sync().catch((error: unknown) => {
-            if (!cannotSyncDirectory.has(errnoOf(error) ?? "")) throw error
-          })),
-      closeQuietly
-    )
+    : attemptSync("syncDirectory", path, () => {
+      const fd = NFS.openSync(path, O_RDONLY)
+      try {
+        NFS.fsyncSync(fd)
+      } catch (error) {
+        if (!cannotSyncDirectory.has(errnoOf(error) ?? "")) throw error
+      } finally {
+        closeSyncQuietly(fd)
+      }
+    })
 
 const removeFile = (path: string): Effect.Effect<void, PlatformError> =>
-  attempt("removeFile", path, () =>
-    NFS.promises.unlink(path).catch((error: unknown) => {
+  attemptSync("removeFile", path, () => {
+    try {
+      NFS.unlinkSync(path)
+    } catch (error) {
       if (errnoOf(error) !== "ENOENT") throw error
-    }))
+    }
+  })
 
 /**
  * `fs.watch` on the directory. It keeps watching the directory it opened, not the path, so the
@@ -417,7 +435,7 @@ const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
     (emit) =>
       Effect.flatMap(attempt("watch", path, () => NFS.promises.stat(path)), (watched) => {
         if (!watched.isDirectory()) {
-          return Effect.fail(
+          return failWithPlatformError(({ SystemError }) =>
             new SystemError({
               reason: "BadResource",
               module: "FileSystem",
@@ -439,32 +457,29 @@ const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
           }
         }
         return Effect.acquireRelease(
-          Effect.try({
-            try: () => {
-              let done = false
-              const watcher = NFS.watch(path, (event, name) => {
-                if (done) return
-                if (event === "rename" && !isStillThere()) {
-                  if (name !== null && name !== base) void emit.single({ name })
-                  done = true
-                  emit.end()
-                  return
-                }
-                void emit.single({ name: name ?? null })
-              })
-              watcher.on("error", (error) => {
-                if (done) return
-                done = true
-                emit.fail(fromNodeError("watch", path)(error))
-              })
-              watcher.on("close", () => {
-                if (done) return
+          attemptSync("watch", path, () => {
+            let done = false
+            const watcher = NFS.watch(path, (event, name) => {
+              if (done) return
+              if (event === "rename" && !isStillThere()) {
+                if (name !== null && name !== base) void emit.single({ name })
                 done = true
                 emit.end()
-              })
-              return watcher
-            },
-            catch: fromNodeError("watch", path)
+                return
+              }
+              void emit.single({ name: name ?? null })
+            })
+            watcher.on("error", (error) => {
+              if (done) return
+              done = true
+              emit.fail(fromNodeError("watch", path)(error))
+            })
+            watcher.on("close", () => {
+              if (done) return
+              done = true
+              emit.end()
+            })
+            return watcher
           }),
           (watcher) => Effect.sync(() => watcher.close())
         )
@@ -487,4 +502,4 @@ export const make = (): Files => ({
   watch
 })
 
-export const layer: Layer.Layer<Files> = Layer.sync(Files, make)
+export const layer: Layer.Layer<Files> = /*#__PURE__*/ Layer.sync(Files, make)

@@ -8,7 +8,8 @@ import type { PlatformError } from "@effect/platform/Error"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { type Candidate, IdentityMismatch, NotAddressable, NotLive, type SessionQuery } from "../domain/Errors.js"
+import type { Candidate, IdentityMismatch, NotAddressable, NotLive, SessionQuery } from "../domain/Errors.js"
+import { failWith } from "../domain/ErrorsOnDemand.js"
 import { normalizeName } from "../domain/Names.js"
 import type { Session } from "../domain/Session.js"
 import { describeVerdict, type RegistryEntry } from "../domain/Verdict.js"
@@ -80,7 +81,9 @@ const pick = (live: ReadonlyArray<Session>, query: ResolveQuery, options: Resolv
   const matches = live.filter((s) => carries(query)(s.sessionId, s.name))
   if (matches.length === 0) return undefined
   const evidence = evidenceOf(query)
-  if (matches.length > 1) return new IdentityMismatch({ query: evidence, shared: "query", candidates: matches.map(candidate) })
+  if (matches.length > 1) {
+    return failWith((E) => new E.IdentityMismatch({ query: evidence, shared: "query", candidates: matches.map(candidate) }))
+  }
   const session = matches[0]!
   const shares = (what: "name" | "sessionId") =>
     live.filter((s) => s !== session && (what === "name" ? normalizeName(s.name) === normalizeName(session.name) : s.sessionId === session.sessionId))
@@ -88,9 +91,10 @@ const pick = (live: ReadonlyArray<Session>, query: ResolveQuery, options: Resolv
   const sharedId = query.name !== undefined ? shares("sessionId") : []
   const rivals = sharedName.length > 0 ? { shared: "name" as const, rivals: sharedName } : sharedId.length > 0 ? { shared: "sessionId" as const, rivals: sharedId } : undefined
   if (rivals !== undefined) {
-    return new IdentityMismatch({ query: evidence, shared: rivals.shared, candidates: [session, ...rivals.rivals.sort((a, b) => a.pid - b.pid)].map(candidate) })
+    const candidates = [session, ...rivals.rivals.sort((a, b) => a.pid - b.pid)].map(candidate)
+    return failWith((E) => new E.IdentityMismatch({ query: evidence, shared: rivals.shared, candidates }))
   }
-  if (session.socketPath === null) return new NotAddressable({ query: evidence, session: candidate(session) })
+  if (session.socketPath === null) return failWith((E) => new E.NotAddressable({ query: evidence, session: candidate(session) }))
   return Effect.succeed(session)
 }
 
@@ -112,7 +116,7 @@ export const make = Effect.gen(function*() {
       const reasons = entries
         .filter((e) => e.verdict._tag !== "live" && carried(e.sessionId, e.name))
         .map((e) => ({ file: e.file, verdict: e.verdict._tag, detail: describeVerdict(e.verdict) }))
-      return new NotLive({ query: evidenceOf(query), reasons })
+      return failWith((E) => new E.NotLive({ query: evidenceOf(query), reasons }))
     })
 
   const resolve = Effect.fn("Registry.resolve")(function*(query: ResolveQuery, options: ResolveOptions = {}) {
@@ -126,4 +130,4 @@ export const make = Effect.gen(function*() {
 })
 
 /** The registry over whatever `Files`, `ProcessProbe` and `ClaudeHome` the program provides. */
-export const layer: Layer.Layer<Registry, never, Files | ProcessProbe | ClaudeHome> = Layer.effect(Registry, make)
+export const layer: Layer.Layer<Registry, never, Files | ProcessProbe | ClaudeHome> = /*#__PURE__*/ Layer.effect(Registry, make)

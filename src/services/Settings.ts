@@ -6,14 +6,16 @@
  * service can have. Every update therefore compares the bytes it started from with the bytes on
  * disk just before its rename, and edits only its own member of the document.
  */
-import { isPlatformError, type PlatformError, SystemError } from "@effect/platform/Error"
+import type { PlatformError, SystemError } from "@effect/platform/Error"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as path from "node:path"
-import { ChangedDuringWrite, InvalidJson, InvalidSettings } from "../domain/Errors.js"
+import type { ChangedDuringWrite, InvalidJson, InvalidSettings } from "../domain/Errors.js"
+import { failWith, platformErrorClasses } from "../domain/ErrorsOnDemand.js"
 import {
   applyChange,
   decodeDocument,
@@ -63,8 +65,9 @@ export const maxMergeRetries = 5
 const newFileMode = 0o600
 const newDirectoryMode = 0o700
 
+/** A `SystemError` of the file port with this reason (no other failure here carries that tag). */
 const hasReason = (reason: string) => (error: unknown): boolean =>
-  isPlatformError(error) && error._tag === "SystemError" && error.reason === reason
+  Predicate.isTagged(error, "SystemError") && (error as SystemError).reason === reason
 
 /** A missing file is absent, not a failure. */
 const orAbsent = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -108,28 +111,33 @@ export const make = Effect.gen(function*() {
   const lock = makeLock({ files, probe, timings, settingsFile: file, nonce })
 
   const documentError = (problem: DocumentProblem, during: During) =>
-    problem._tag === "InvalidJson"
-      ? new InvalidJson({ path: file, detail: problem.reason, during })
-      : new InvalidSettings({ path: file, problem: problem.problem, detail: problem.reason, during })
+    failWith((E) =>
+      problem._tag === "InvalidJson"
+        ? new E.InvalidJson({ path: file, detail: problem.reason, during })
+        : new E.InvalidSettings({ path: file, problem: problem.problem, detail: problem.reason, during })
+    )
+
+  const orDocumentError = <A>(result: Either.Either<A, DocumentProblem>, during: During): Effect.Effect<A, InvalidJson | InvalidSettings> =>
+    Either.isLeft(result) ? documentError(result.left, during) : Effect.succeed(result.right)
 
   const notRegular = (type: EntryType, during: During) =>
-    type === "SymbolicLink" && during === "update"
-      ? new InvalidSettings({ path: file, problem: "symlink", detail: entryTypeWords[type], during })
-      : new InvalidSettings({ path: file, problem: "not_a_file", detail: entryTypeWords[type], during })
+    failWith((E) =>
+      type === "SymbolicLink" && during === "update"
+        ? new E.InvalidSettings({ path: file, problem: "symlink", detail: entryTypeWords[type], during })
+        : new E.InvalidSettings({ path: file, problem: "not_a_file", detail: entryTypeWords[type], during })
+    )
 
   const tooLarge = (size: number, during: During) =>
-    new InvalidSettings({
-      path: file,
-      problem: "too_large",
-      detail: `it is ${size} bytes, more than the 1 MiB (${maxSettingsBytes} bytes) a settings file may have, so it was not read`,
-      during
-    })
+    failWith((E) =>
+      new E.InvalidSettings({
+        path: file,
+        problem: "too_large",
+        detail: `it is ${size} bytes, more than the 1 MiB (${maxSettingsBytes} bytes) a settings file may have, so it was not read`,
+        during
+      })
+    )
 
-  const decodeOrFail = (bytes: Uint8Array | null, during: During) =>
-    Either.match(decodeDocument(bytes ?? new Uint8Array(0)), {
-      onLeft: (problem) => Effect.fail(documentError(problem, during)),
-      onRight: (document) => Effect.succeed(document)
-    })
+  const decodeOrFail = (bytes: Uint8Array | null, during: During) => orDocumentError(decodeDocument(bytes ?? new Uint8Array(0)), during)
 
   // A FIFO is judged by a stat and never opened: an open could block, or steal another reader's
   // data. `readBounded` checks the opened descriptor again, for a FIFO swapped in after the stat.
@@ -149,14 +157,14 @@ export const make = Effect.gen(function*() {
   const read: Settings["read"] = Effect.gen(function*() {
     const bytes = yield* readBytes
     const document = yield* decodeOrFail(bytes, "read")
-    const policy = yield* Either.mapLeft(policyOf(document), (problem) => documentError(problem, "read"))
+    const policy = yield* orDocumentError(policyOf(document), "read")
     return makeSettingsView(file, revisionOfOnDisk({ ...absent, bytes }), policy)
   }).pipe(Effect.withSpan("Settings.read"))
 
   /** A link swapped in after the lstat fails the no-follow open: say so, not "bad resource". */
   const linkSwappedIn = (error: PlatformError): Effect.Effect<never, InvalidSettings | PlatformError> =>
     Effect.flatMap(Effect.orElseFail(files.lstat(file), () => error), (now) =>
-      Effect.fail(now.type === "SymbolicLink" ? notRegular(now.type, "update") : error))
+      now.type === "SymbolicLink" ? notRegular(now.type, "update") : Effect.fail<InvalidSettings | PlatformError>(error))
 
   /**
    * Step 1: the settings path without following a final link. A link is refused because the
@@ -182,19 +190,21 @@ export const make = Effect.gen(function*() {
       const revision = revisionOfOnDisk(onDisk)
       // Step 3: the caller decided on other bytes than these.
       if (expectedRevision !== null && revision !== expectedRevision) {
-        return yield* new ChangedDuringWrite({
-          path: file,
-          conflict: "revision",
-          expectedRevision,
-          actualRevision: revision,
-          attempts: 0,
-          lock: null
-        })
+        return yield* failWith((E) =>
+          new E.ChangedDuringWrite({
+            path: file,
+            conflict: "revision",
+            expectedRevision,
+            actualRevision: revision,
+            attempts: 0,
+            lock: null
+          })
+        )
       }
       // Step 4: an invalid existing value is repaired, since the caller asked for a value; a
       // document that is not JSON or not an object is the user's to fix, and is left alone.
       const document = yield* decodeOrFail(onDisk.bytes, "update")
-      const text = yield* Either.mapLeft(applyChange(document, change), (problem) => documentError(problem, "update"))
+      const text = yield* orDocumentError(applyChange(document, change), "update")
       // Step 5: nothing to change, nothing written (not even the same bytes: a rename would still
       // wake every Claude Code session that watches the file, and race its writers for nothing).
       if (text === null) return { _tag: "Unchanged", view: makeSettingsView(file, revision, Either.getOrNull(policyOf(document))) }
@@ -241,7 +251,7 @@ export const make = Effect.gen(function*() {
    * and says why, naming the settings file rather than a temporary one. Other failures pass as they are.
    */
   const ownerNotKept = (owner: Owner, isNew: boolean) => (error: PlatformError): PlatformError =>
-    !isOwnerRefusal(error) ? error : new SystemError({
+    !isOwnerRefusal(error) ? error : new (platformErrorClasses().SystemError)({
       reason: "PermissionDenied",
       module: "FileSystem",
       method: "update",
@@ -297,14 +307,10 @@ export const make = Effect.gen(function*() {
         const written = yield* writeReplacing(onDisk, next.text)
         if (written._tag === "Replaced") return makeSettingsView(file, revisionOf(written.bytes), policyAfter(change))
         if (expectedRevision !== null || attempts > maxMergeRetries) {
-          return yield* new ChangedDuringWrite({
-            path: file,
-            conflict: "overtaken",
-            expectedRevision,
-            actualRevision: written.observed === null ? null : revisionOf(written.observed),
-            attempts,
-            lock: null
-          })
+          const actualRevision = written.observed === null ? null : revisionOf(written.observed)
+          return yield* failWith((E) =>
+            new E.ChangedDuringWrite({ path: file, conflict: "overtaken", expectedRevision, actualRevision, attempts, lock: null })
+          )
         }
       }
     })
@@ -335,4 +341,4 @@ export const make = Effect.gen(function*() {
 const policyAfter = (change: PolicyChange): InboundPolicy | null => (change._tag === "Set" ? change.value : null)
 
 /** Requires the file port, the process probe (for the lock's holder) and the Claude home. */
-export const layer: Layer.Layer<Settings, never, Files | ProcessProbe | ClaudeHome> = Layer.effect(Settings, make)
+export const layer: Layer.Layer<Settings, never, Files | ProcessProbe | ClaudeHome> = /*#__PURE__*/ Layer.effect(Settings, make)

@@ -14,14 +14,14 @@
  *   opened and never removed, and the update fails naming it.
  */
 import type { PlatformError } from "@effect/platform/Error"
-import { SystemError } from "@effect/platform/Error"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as path from "node:path"
-import { ChangedDuringWrite } from "../domain/Errors.js"
+import type { ChangedDuringWrite } from "../domain/Errors.js"
+import { failWith, failWithPlatformError } from "../domain/ErrorsOnDemand.js"
 import { sameStartTime } from "../domain/Record.js"
 import { entryTypeWords } from "../domain/Verdict.js"
 import type { Files } from "./Files.js"
@@ -109,13 +109,15 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
   const lockFile = lockFileOf(settingsFile)
 
   const notALock = (type: keyof typeof entryTypeWords) =>
-    new SystemError({
-      reason: "BadResource",
-      module: "FileSystem",
-      method: "lockSettings",
-      pathOrDescriptor: lockFile,
-      description: `the settings lock path is ${entryTypeWords[type]}, not a lock file of claude-peers; it was left alone (remove it to update the settings)`
-    })
+    failWithPlatformError(({ SystemError }) =>
+      new SystemError({
+        reason: "BadResource",
+        module: "FileSystem",
+        method: "lockSettings",
+        pathOrDescriptor: lockFile,
+        description: `the settings lock path is ${entryTypeWords[type]}, not a lock file of claude-peers; it was left alone (remove it to update the settings)`
+      })
+    )
 
   /** The lock's bytes without opening anything that is not a regular file. */
   const readLock: Effect.Effect<LockState, PlatformError> = Effect.gen(function*() {
@@ -186,14 +188,16 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
     })
 
   const lockHeld = (expectedRevision: string | null, holder: string) =>
-    new ChangedDuringWrite({
-      path: settingsFile,
-      conflict: "lock_held",
-      expectedRevision,
-      actualRevision: null,
-      attempts: 0,
-      lock: { path: lockFile, holder }
-    })
+    failWith((E) =>
+      new E.ChangedDuringWrite({
+        path: settingsFile,
+        conflict: "lock_held",
+        expectedRevision,
+        actualRevision: null,
+        attempts: 0,
+        lock: { path: lockFile, holder }
+      })
+    )
 
   const holderWords = (holder: LockHolder): string =>
     holder._tag === "Unknown" ? "a lock that names no holder" : `pid ${holder.pid}${holder.pidDomain === null ? "" : ` in ${holder.pidDomain}`}`

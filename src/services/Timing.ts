@@ -27,7 +27,10 @@ export interface Timings {
   readonly foreignLockWait: Duration.Duration
   /** `watch`: how often the live sessions' pids are probed (2 s), unless a call asks for another interval. */
   readonly watchInterval: Duration.Duration
-  /** `watch`: how long a burst of change notifications is gathered before the registry is read (75 ms). */
+  /**
+   * `watch`: a change notification is read at once, and the notifications that follow within this
+   * of a read are gathered into one more read when it has passed (75 ms).
+   */
   readonly watchWindow: Duration.Duration
   /** `watch`: how often an absent registry directory is looked for (200 ms, or the interval when shorter). */
   readonly directoryPoll: Duration.Duration

@@ -28,6 +28,7 @@
  *   `changed`. A missing start time proves nothing, as an unreadable one does for the registry.
  */
 import type { PlatformError } from "@effect/platform/Error"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -98,20 +99,28 @@ const ticks = (every: Duration.Duration, waitsFor: string): Stream.Stream<void> 
   Stream.repeatEffect(Timing.sleep(every, waitsFor))
 
 /**
- * One element per burst: the first element opens a window of `window`, every element that arrives
- * in it joins, and one element leaves when it closes. Unlike `Stream.debounce`, whose timer
- * restarts with every element, a steady trickle (fifty sessions writing in turn) cannot hold the
- * read back past the window.
+ * An element at once for a notification that comes after a quiet `window`; the notifications that
+ * come within `window` of the last element leave one more element when that window closes, however
+ * many they are. A change is read as soon as it is seen, and a burst (fifty sessions writing in turn)
+ * costs at most one read per window however long it lasts: unlike `Stream.debounce`, whose timer
+ * restarts with every element, a steady trickle cannot hold a read back.
  */
 const coalesceWithin = (window: Duration.Duration) => <A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<void, E, R> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     const arrived = yield* Queue.sliding<void>(1)
     const upstream = yield* self.pipe(Stream.runForEach(() => Queue.offer(arrived, undefined)), Effect.forkScoped)
-    const burst = Queue.take(arrived).pipe(
-      Effect.zipRight(Timing.sleep(window, "the window that gathers registry change notifications")),
-      Effect.zipRight(Queue.takeAll(arrived))
-    )
-    return Stream.repeatEffect(Effect.asVoid(burst)).pipe(Stream.interruptWhen(Fiber.join(upstream)))
+    /** When the last element left, on the Clock. */
+    let last: number | undefined
+    const next = Effect.gen(function*() {
+      yield* Queue.take(arrived)
+      const wait = last === undefined ? 0 : last + Duration.toMillis(window) - (yield* Clock.currentTimeMillis)
+      if (wait > 0) {
+        yield* Timing.sleep(Duration.millis(wait), "the window that gathers registry change notifications")
+        yield* Queue.takeAll(arrived)
+      }
+      last = yield* Clock.currentTimeMillis
+    })
+    return Stream.repeatEffect(next).pipe(Stream.interruptWhen(Fiber.join(upstream)))
   }))
 
 export const make = Effect.gen(function*() {
@@ -126,8 +135,8 @@ export const make = Effect.gen(function*() {
    * A notification for every change in the registry directory, across its absence, removal and
    * re-creation; it never ends, and fails only when the directory cannot be watched for another
    * reason than being absent. Also one when a watch begins (files may have been written before it
-   * did) and one when it ends (the directory was removed, and its sessions with it). While the
-   * directory is absent, or once its watch has ended, it is looked for every `directoryPoll` (or
+   * did), a window later, once the watch is in place, and one when it ends (the directory was
+   * removed, and its sessions with it). While the directory is absent, or once its watch has ended, it is looked for every `directoryPoll` (or
    * every interval, when that is shorter): a file written into a directory created late must be
    * reported within 500 ms like any other, a stat costs next to nothing, and the pause keeps a watch
    * that keeps ending from spinning.
@@ -150,8 +159,12 @@ export const make = Effect.gen(function*() {
     const notifications = files.watch(directory).pipe(
       Stream.catchAll((error) => (isNotFound(error) ? Stream.fail(error) : refused(error)))
     )
+    // The notification for a watch that begins comes a window later: a change is read at once
+    // (see `coalesceWithin`), and a read made before the system's watch is in place would miss a
+    // file written between that read and it (seen: the watch took longer to set up than the write).
+    const begun = Stream.fromEffect(Timing.sleep(timings.watchWindow, "the registry directory's watch to be in place"))
     const watchedOnce = Stream.unwrap(
-      Effect.as(files.stat(directory), Stream.merge(Stream.succeed(undefined), Stream.as(notifications, undefined)))
+      Effect.as(files.stat(directory), Stream.merge(begun, Stream.as(notifications, undefined)))
     ).pipe(Stream.concat(Stream.succeed(undefined)), Stream.catchAll((error) => (isNotFound(error) ? Stream.empty : Stream.fail(error))))
     const lookAgain = Timing.sleep(Duration.min(interval, timings.directoryPoll), `the registry directory ${directory} to appear again`)
     return Stream.forever(Stream.concat(watchedOnce, Stream.execute(lookAgain)))
@@ -186,4 +199,4 @@ export const make = Effect.gen(function*() {
 })
 
 /** The watch over the registry and the ports it reads and watches. */
-export const layer: Layer.Layer<Watch, never, Registry | Files | ProcessProbe | ClaudeHome> = Layer.effect(Watch, make)
+export const layer: Layer.Layer<Watch, never, Registry | Files | ProcessProbe | ClaudeHome> = /*#__PURE__*/ Layer.effect(Watch, make)
