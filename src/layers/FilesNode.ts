@@ -353,24 +353,28 @@ const readSyncAtMost = (fd: number, maxBytes: number): Uint8Array | null => {
 /**
  * The target's current bytes, or null when it is absent or not something this port would read
  * (not a regular file, or more than `maxBytes`): each of those differs from any expected bytes.
+ * `decide` runs while the file read is still open, so that closing it is not one more call between
+ * the read and what `decide` does with it.
  */
-const currentBytesSync = (target: string, maxBytes: number): { readonly bytes: Uint8Array | null; readonly present: boolean } => {
+type Current = { readonly bytes: Uint8Array | null; readonly present: boolean }
+
+const withCurrentBytesSync = <A>(target: string, maxBytes: number, decide: (current: Current) => A): A => {
   const stats = NFS.lstatSync(target, { throwIfNoEntry: false })
-  if (stats === undefined) return { bytes: null, present: false }
-  if (!stats.isFile()) return { bytes: null, present: true }
+  if (stats === undefined) return decide({ bytes: null, present: false })
+  if (!stats.isFile()) return decide({ bytes: null, present: true })
   let fd: number
   try {
     fd = NFS.openSync(target, readFlags | noFollow)
   } catch (error) {
     // Gone or swapped for a link between the lstat and the open: absent, or present and not regular.
     const code = errnoOf(error)
-    if (code === "ENOENT") return { bytes: null, present: false }
-    if (code === "ELOOP") return { bytes: null, present: true }
+    if (code === "ENOENT") return decide({ bytes: null, present: false })
+    if (code === "ELOOP") return decide({ bytes: null, present: true })
     throw error
   }
   try {
-    if (!NFS.fstatSync(fd).isFile()) return { bytes: null, present: true }
-    return { bytes: readSyncAtMost(fd, maxBytes), present: true }
+    if (!NFS.fstatSync(fd).isFile()) return decide({ bytes: null, present: true })
+    return decide({ bytes: readSyncAtMost(fd, maxBytes), present: true })
   } finally {
     NFS.closeSync(fd)
   }
@@ -388,15 +392,15 @@ const replaceIfUnchanged = (
   expected: Uint8Array | null,
   maxBytes: number
 ): Effect.Effect<ReplaceOutcome, PlatformError> =>
-  attemptSync("replaceIfUnchanged", target, (): ReplaceOutcome => {
-    const current = currentBytesSync(target, maxBytes)
-    const unchanged = expected === null
-      ? !current.present
-      : current.bytes !== null && sameBytes(current.bytes, expected)
-    if (!unchanged) return { _tag: "Changed", bytes: current.bytes }
-    NFS.renameSync(source, target)
-    return { _tag: "Replaced" }
-  })
+  attemptSync("replaceIfUnchanged", target, () =>
+    withCurrentBytesSync(target, maxBytes, (current): ReplaceOutcome => {
+      const unchanged = expected === null
+        ? !current.present
+        : current.bytes !== null && sameBytes(current.bytes, expected)
+      if (!unchanged) return { _tag: "Changed", bytes: current.bytes }
+      NFS.renameSync(source, target)
+      return { _tag: "Replaced" }
+    }))
 
 /** Errors from `fsync` on a directory that mean "this platform cannot", not "the data is lost". */
 const cannotSyncDirectory = new Set(["EISDIR", "EINVAL", "EPERM", "ENOTSUP", "EBADF"])

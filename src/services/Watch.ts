@@ -136,10 +136,10 @@ export const make = Effect.gen(function*() {
    * re-creation; it never ends, and fails only when the directory cannot be watched for another
    * reason than being absent. Also one when a watch begins (files may have been written before it
    * did), a window later, once the watch is in place, and one when it ends (the directory was
-   * removed, and its sessions with it). While the directory is absent, or once its watch has ended, it is looked for every `directoryPoll` (or
-   * every interval, when that is shorter): a file written into a directory created late must be
-   * reported within 500 ms like any other, a stat costs next to nothing, and the pause keeps a watch
-   * that keeps ending from spinning.
+   * removed, and its sessions with it). While the directory is absent, or once its watch has ended,
+   * it is looked for every `directoryPoll` (or every interval, when that is shorter): a file written
+   * into a directory created late must be reported within 500 ms like any other, a stat costs next
+   * to nothing, and the pause keeps a watch that keeps ending from spinning.
    *
    * A directory that exists but whose notifications the system refuses (inotify instances or
    * watches used up by other programs) is not a reason to stop watching: from then on it yields one
