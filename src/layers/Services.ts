@@ -3,8 +3,8 @@
  * `layerMemory` over a memory world's, so the two cannot be wired differently.
  *
  * The registry, the settings and the policy can also be provided alone, to one effect, without
- * building layers (`provideRegistry`, `provideSettings`, `providePolicy`): each is its own `make` run over the same ports, as its layer
- * runs it. That is for a program that runs once and uses one service, such as each of the command's
+ * building layers (`provideRegistry`, `provideSettings`, `providePolicy`): each is its own `make`
+ * run over the same ports, as its layer runs it. That is for a program that runs once and uses one service, such as each of the command's
  * recognized commands: building layers (a memo map, scopes, a fiber per merged layer) was about a
  * third of what `list --json` spent in JavaScript, and these services acquire nothing a layer's scope
  * would have to release.
