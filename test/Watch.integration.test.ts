@@ -72,6 +72,40 @@ describe("watch on the real OS", { timeout: 60_000 }, () => {
     await waitUntil("the watcher to close", 2_000, closed)
     await world.close()
   })
+
+  // A library host's own work (fs, crypto, dns) can hold every thread of libuv's pool. The watch's
+  // first read comes a window after it starts; a directory watch set up only once the pool frees
+  // would miss a record written in between (until the full read of the 30th interval).
+  it("a record written while the thread pool is busy is reported: the directory watch does not wait for the pool", async () => {
+    const world = makeNodeWorld()
+    const fifos = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-pool-"))
+    const poolSize = Number(process.env.UV_THREADPOOL_SIZE ?? 4)
+    // Opening a FIFO for reading blocks its pool thread until a writer opens it.
+    const held = Array.from({ length: poolSize }, (_, i) => {
+      const fifo = path.join(fifos, `held-${i}`)
+      spawnSync("mkfifo", [fifo])
+      return { fifo, opened: fs.promises.open(fifo, "r") }
+    })
+    const release = () => {
+      for (const { fifo } of held) fs.closeSync(fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK))
+    }
+    const watch = runWatch(world, 60_000)
+    try {
+      await sleep(400)
+      const child = await world.spawn()
+      world.write(`${child.pid}.json`, recordText(child.pid, { procStart: child.startTime, pidDomain: world.pidDomain }))
+      await sleep(400)
+      release()
+      const { event } = await watch.next()
+      expect(summary(event)).toBe(`appeared ${child.pid}`)
+    } finally {
+      release()
+      await Promise.all(held.map(async ({ opened }) => (await opened).close()))
+      await watch.stop()
+      await world.close()
+      fs.rmSync(fifos, { recursive: true, force: true })
+    }
+  })
 })
 
 /** The command as a user runs it: the built bin (`npm run build`, as `npm test` does first). */

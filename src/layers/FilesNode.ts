@@ -124,13 +124,11 @@ const ownerRefused = (method: string, path: string, owner: Owner) => (cause: unk
   })
 }
 
-const attempt = <A>(method: string, path: string, run: () => Promise<A>): Effect.Effect<A, PlatformError> =>
-  Effect.tryPromise({ try: run, catch: fromNodeError(method, path) })
-
 /**
- * The settings' reads and writes are a few small calls each, and synchronous for the reason the
- * scan's are (see `readDirectory`): through the thread pool every call costs a round trip, and the
- * first one starts the pool's threads, a few milliseconds of a `settings set` that makes a dozen.
+ * Every call of this port is synchronous. The settings' reads and writes are a few small calls each,
+ * for the reason the scan's are (see `readDirectory`): through the thread pool every call costs a
+ * round trip, and the first one starts the pool's threads, a few milliseconds of a `settings set`
+ * that makes a dozen. And a host's own work can hold the pool for as long as it likes.
  */
 const attemptSync = <A>(method: string, path: string, run: () => A): Effect.Effect<A, PlatformError> =>
   Effect.try({ try: run, catch: fromNodeError(method, path) })
@@ -437,7 +435,9 @@ const removeFile = (path: string): Effect.Effect<void, PlatformError> =>
 const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
   Stream.asyncScoped<WatchEvent, PlatformError>(
     (emit) =>
-      Effect.flatMap(attempt("watch", path, () => NFS.promises.stat(path)), (watched) => {
+      // Synchronous, as `NFS.watch` itself: a watch must not wait for libuv's thread pool, which a
+      // host's own work can hold for as long as it likes, while its first read does not wait.
+      Effect.flatMap(attemptSync("watch", path, () => NFS.statSync(path)), (watched) => {
         if (!watched.isDirectory()) {
           return failWithPlatformError(({ SystemError }) =>
             new SystemError({

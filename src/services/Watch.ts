@@ -161,7 +161,8 @@ export const make = Effect.gen(function*() {
     )
     // The notification for a watch that begins comes a window later: a change is read at once
     // (see `coalesceWithin`), and a read made before the system's watch is in place would miss a
-    // file written between that read and it (seen: the watch took longer to set up than the write).
+    // file written between that read and it. The Node port sets its watch up synchronously when the
+    // stream starts (never behind the thread pool), which this window leaves time for.
     const begun = Stream.fromEffect(Timing.sleep(timings.watchWindow, "the registry directory's watch to be in place"))
     const watchedOnce = Stream.unwrap(
       Effect.as(files.stat(directory), Stream.merge(begun, Stream.as(notifications, undefined)))
