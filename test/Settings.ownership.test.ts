@@ -111,15 +111,15 @@ describe("ownership that cannot be kept, run as a user (memory)", () => {
       })
     ))
 
-  it.live("a new file in another user's directory that this user may write: io, nothing created", () =>
+  it.live("a new file in another user's directory that this user may write is this user's, as anything it creates", () =>
     withHome(makeHome, (home) =>
       Effect.gen(function*() {
         home.chmod("", 0o777)
         home.chown("", 2000, 2000)
-        const error = yield* Effect.flip(set)
-        expect(error).toMatchObject({ reason: "PermissionDenied", pathOrDescriptor: home.settingsFile })
-        expect(error.message).toMatch(/new settings file gets the owner of its directory/)
-        expect(home.list()).toEqual([])
+        yield* set
+        expect(home.ownerOf("settings.json")).toEqual({ uid: user.uid, gid: user.gid })
+        expect(home.modeOf("settings.json")).toBe(0o600)
+        expect(home.list()).toEqual(["settings.json"])
       })
     ))
 
@@ -192,6 +192,22 @@ describe.runIf(process.getuid?.() === 0)("the built command on the real OS", () 
       expect(fs.readFileSync(home.settings, "utf8")).toBe("{\"theirs\":true}\n")
       expect([after.ino, after.uid, after.gid]).toEqual([before.ino, 65534, 65534])
       expect(fs.readdirSync(home.home)).toEqual(["settings.json"])
+    } finally {
+      fs.rmSync(home.base, { recursive: true, force: true })
+    }
+  })
+
+  it.runIf(canSwitchUser)("as uid 1000, a Claude home made under a directory root owns (as under /tmp) is uid 1000's, and so is the file", () => {
+    const home = makeHome()
+    try {
+      fs.chmodSync(home.base, 0o1777)
+      const missing = { home: path.join(home.base, "new", "claude"), cache: home.cache }
+      const result = run(missing, ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups"], "settings", "set", "accept")
+      expect(result.status, result.stderr).toBe(0)
+      for (const made of [path.join(home.base, "new"), missing.home, path.join(missing.home, "settings.json")]) {
+        expect(fs.statSync(made), made).toMatchObject({ uid: user.uid, gid: user.gid })
+      }
+      expect(fs.readdirSync(missing.home)).toEqual(["settings.json"])
     } finally {
       fs.rmSync(home.base, { recursive: true, force: true })
     }

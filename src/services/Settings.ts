@@ -247,20 +247,28 @@ export const make = Effect.gen(function*() {
     )
 
   /**
-   * A file or directory that could not be given the settings file's owner: the update is refused,
-   * and says why, naming the settings file rather than a temporary one. Other failures pass as they are.
+   * A temporary file that could not be given the existing settings file's owner: the update is
+   * refused, and says why, naming the settings file rather than a temporary one. Other failures pass
+   * as they are.
    */
-  const ownerNotKept = (owner: Owner, isNew: boolean) => (error: PlatformError): PlatformError =>
+  const ownerNotKept = (owner: Owner) => (error: PlatformError): PlatformError =>
     !isOwnerRefusal(error) ? error : new (platformErrorClasses().SystemError)({
       reason: "PermissionDenied",
       module: "FileSystem",
       method: "update",
       pathOrDescriptor: file,
       syscall: "fchown",
-      description: `${
-        isNew ? "a new settings file gets the owner of its directory" : "the settings file must keep its owner"
-      } (uid ${owner.uid}, gid ${owner.gid}), and this process may not give a file that owner (${errnoIn(error)}); nothing was written`
+      description: `the settings file must keep its owner (uid ${owner.uid}, gid ${owner.gid}), and this process may not give a file that owner (${errnoIn(error)}); nothing was written`
     })
+
+  /**
+   * What is created for a new file gets its directory's owner where this process may give it (root
+   * may; a user may give only its own). Where it may not, it stays this process's own, as anything a
+   * program creates does: a user's first `settings set` under `/tmp` must not fail because root owns
+   * `/tmp`. Only an existing file's owner is a promise that refuses the update when it cannot be kept.
+   */
+  const givenIfPermitted = <A>(owner: Owner, create: (owner?: Owner) => Effect.Effect<A, PlatformError>) =>
+    create(owner).pipe(Effect.catchIf(isOwnerRefusal, () => create()))
 
   /**
    * Steps 6 and 7: a temporary file with the old permission bits and owner, then the
@@ -274,10 +282,10 @@ export const make = Effect.gen(function*() {
         const temp = tempFileOf(file, self.pid, yield* nonce)
         yield* Effect.addFinalizer(() => Effect.ignore(files.removeFile(temp)))
         const bytes = encodeDocument(text)
-        const owner = onDisk.owner ?? (yield* ownerOfDirectory(directory))
-        yield* files.writeNewFile(temp, bytes, onDisk.mode ?? newFileMode, owner).pipe(
-          Effect.mapError(ownerNotKept(owner, onDisk.owner === null))
-        )
+        const mode = onDisk.mode ?? newFileMode
+        yield* onDisk.owner === null
+          ? givenIfPermitted(yield* ownerOfDirectory(directory), (owner) => files.writeNewFile(temp, bytes, mode, owner))
+          : files.writeNewFile(temp, bytes, mode, onDisk.owner).pipe(Effect.mapError(ownerNotKept(onDisk.owner)))
         const outcome = yield* files.replaceIfUnchanged(temp, file, onDisk.bytes, maxSettingsBytes)
         if (outcome._tag === "Replaced") {
           // Without it a power cut can undo the rename. When it fails the new value is in place
@@ -324,8 +332,7 @@ export const make = Effect.gen(function*() {
     if (early._tag === "Unchanged") return early.view
     // The directories created for a new file belong to whoever owns the nearest one that exists.
     if (first.bytes === null) {
-      const owner = yield* ownerOfDirectory(directory)
-      yield* files.makeDirectory(directory, newDirectoryMode, owner).pipe(Effect.mapError(ownerNotKept(owner, true)))
+      yield* givenIfPermitted(yield* ownerOfDirectory(directory), (owner) => files.makeDirectory(directory, newDirectoryMode, owner))
     }
     return yield* Effect.scoped(
       Effect.zipRight(
