@@ -374,7 +374,9 @@ const withCurrentBytesSync = <A>(target: string, maxBytes: number, decide: (curr
     if (!NFS.fstatSync(fd).isFile()) return decide({ bytes: null, present: true })
     return decide({ bytes: readSyncAtMost(fd, maxBytes), present: true })
   } finally {
-    NFS.closeSync(fd)
+    // A read-only descriptor whose work is done: a failing close has nothing left to report, and
+    // must not turn a rename that `decide` made into a failure.
+    closeSyncQuietly(fd)
   }
 }
 
