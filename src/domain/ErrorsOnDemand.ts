@@ -1,8 +1,10 @@
 /**
- * Failing with one of the error classes of `ErrorClasses.ts`: the services and the Node ports make
- * their typed failures through these (and take the classes from here, never from `ErrorClasses.ts`), so that the command's bundle can build the classes on the first
- * failure rather than at start-up (a command that succeeds makes none). Synchronous either way: a
- * library user's `Effect.runSyncExit` of a failing operation gets its `Exit.Fail`.
+ * What the services and the Node ports fail through: `failWith` and `failWithPlatformError` build
+ * the typed error from the classes `ErrorClasses.ts` hands out (take the classes from here, never
+ * from that module), so that the command's bundle can swap that module for
+ * `ErrorClassesOnFirstUse.ts` and build the classes on the first failure rather than at start-up (a
+ * command that succeeds makes none). Synchronous either way: a library user's `Effect.runSyncExit`
+ * of a failing operation gets its `Exit.Fail`.
  */
 import * as Effect from "effect/Effect"
 import { type ErrorClasses, errorClasses, type PlatformErrorClasses, platformErrorClasses } from "./ErrorClasses.js"
