@@ -351,6 +351,38 @@ const run = (bundle) => {
   runSection(bundle, "entry", partRequire)
 }
 
+/**
+ * Effect's clock reads `performance.now()` once as it loads, to set its monotonic clock
+ * (`process.hrtime`) against the time of day. Node makes `performance` on first use, and making it
+ * loads `perf_hooks` and a dozen modules behind it: about 2 ms of `list --json` here. Until
+ * something asks it for more, a stand-in answers `now()` and `timeOrigin` from the clock Node's
+ * own reads (the time since the process started); anything else is asked of Node's own.
+ */
+const standInForPerformance = () => {
+  const property = Object.getOwnPropertyDescriptor(globalThis, "performance")
+  if (property === undefined || typeof property.get !== "function" || property.configurable !== true) return
+  let real
+  const own = () => (real ??= property.get.call(globalThis))
+  const now = () => process.uptime() * 1000
+  const timeOrigin = Date.now() - now()
+  const standIn = new Proxy({}, {
+    get(_, key) {
+      if (key === "now") return now
+      if (key === "timeOrigin") return timeOrigin
+      const value = Reflect.get(own(), key)
+      return typeof value === "function" ? value.bind(own()) : value
+    }
+  })
+  Object.defineProperty(globalThis, "performance", {
+    configurable: true,
+    enumerable: property.enumerable,
+    get: () => standIn,
+    set(value) {
+      Object.defineProperty(globalThis, "performance", { configurable: true, enumerable: property.enumerable, writable: true, value })
+    }
+  })
+}
+
 const bundle = openBundle()
 if (bundle !== null) {
   // Once the command is done and nothing is left to write, exit at once: a natural exit also
@@ -378,6 +410,7 @@ if (bundle !== null) {
   process.once("beforeExit", () => {
     if (!pending("stdout") && !pending("stderr")) process.exit()
   })
+  standInForPerformance()
   run(bundle)
 } else {
   import("../dist/cli/bin.js").catch((error) => {
