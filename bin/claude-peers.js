@@ -235,6 +235,9 @@ const readCache = (part, key) => {
       const ours = size > header.length && readInto(fd, head, header.length, 0) === header.length && head.equals(header)
       if (ours && !(readOnly && isDropped(cache.note, header))) {
         if (diedCompiling(writable, `${path.basename(prefix)}.compiling-`)) {
+          // Closed first: Windows removes no file that is open.
+          closeQuietly(fd)
+          fd = undefined
           drop(cache, header)
         } else {
           const marker = `${prefix}.compiling-${process.pid}`
