@@ -64,17 +64,23 @@ const openBundle = () => {
   return { fd, key, index: JSON.parse(header.slice(header.indexOf("{"))) }
 }
 
-/** Bytes `start` to `end` of the bundle. esbuild writes ASCII only, and latin1 is its cheapest decoding. */
-const read = (fd, start, end) => {
-  const bytes = Buffer.allocUnsafe(end - start)
-  let length = 0
-  while (length < bytes.length) {
-    const n = fs.readSync(fd, bytes, length, bytes.length - length, start + length)
+/** Reads up to `length` bytes of `fd` from `position` into the start of `buffer`; returns how many it read. */
+const readInto = (fd, buffer, length, position) => {
+  let done = 0
+  while (done < length) {
+    const n = fs.readSync(fd, buffer, done, length - done, position + done)
     if (n === 0) break
-    length += n
+    done += n
   }
-  return bytes.toString("latin1", 0, length)
+  return done
 }
+
+/**
+ * Bytes `start` to `end` of the bundle, read through `buffer` (a new one when none is given).
+ * esbuild writes ASCII only, and latin1 is its cheapest decoding.
+ */
+const read = (fd, start, end, buffer = Buffer.allocUnsafe(end - start)) =>
+  buffer.toString("latin1", 0, readInto(fd, buffer, end - start, start))
 
 /**
  * A cache file's header: the magic line, then the key padded so that V8's data starts on a 16-byte
@@ -203,9 +209,9 @@ const drop = (cache, header) => {
 }
 
 /**
- * The part's cached data under this key: the install's cache first, then the one this run writes,
- * with the marker this run holds while compiling with it; null when there is none. A cache is only
- * used where a marker can be written.
+ * The part's cache under this key, open, with the size of its data (read by `readCacheData`): the
+ * install's cache first, then the one this run writes, with the marker this run holds while
+ * compiling with it; null when there is none. A cache is only used where a marker can be written.
  */
 const readCache = (part, key) => {
   const name = cacheNameOf(part)
@@ -220,23 +226,56 @@ const readCache = (part, key) => {
     const readOnly = directory !== writable
     const prefix = path.join(writable, readOnly ? `${name}.installed` : name)
     const cache = { file: path.join(directory, name), readOnly, note: `${prefix}.dropped`, header }
+    let fd
     try {
-      const bytes = fs.readFileSync(cache.file)
+      fd = fs.openSync(cache.file, "r")
+      const size = fs.fstatSync(fd).size
+      const head = Buffer.allocUnsafe(header.length)
       // Another bundle's, other flags', another Node's, or not ours at all: ignored, and replaced after the run.
-      if (bytes.length <= header.length || !bytes.subarray(0, header.length).equals(header)) continue
-      if (readOnly && isDropped(cache.note, header)) continue
-      if (diedCompiling(writable, `${path.basename(prefix)}.compiling-`)) {
-        drop(cache, header)
-        continue
+      const ours = size > header.length && readInto(fd, head, header.length, 0) === header.length && head.equals(header)
+      if (ours && !(readOnly && isDropped(cache.note, header))) {
+        if (diedCompiling(writable, `${path.basename(prefix)}.compiling-`)) {
+          // Closed first: Windows removes no file that is open.
+          closeQuietly(fd)
+          fd = undefined
+          drop(cache, header)
+        } else {
+          const marker = `${prefix}.compiling-${process.pid}`
+          fs.closeSync(fs.openSync(marker, "w"))
+          const open = { ...cache, fd, size: size - header.length, marker }
+          fd = undefined
+          return open
+        }
       }
-      const marker = `${prefix}.compiling-${process.pid}`
-      fs.closeSync(fs.openSync(marker, "w"))
-      return { ...cache, data: bytes.subarray(header.length), marker }
     } catch {
       // No cache here, or none this run can use: try the next place.
+    } finally {
+      if (fd !== undefined) closeQuietly(fd)
     }
   }
   return null
+}
+
+/**
+ * The cache's data, read into `buffer` and the cache closed; null when it cannot be read. V8 reads
+ * the data while it compiles and keeps none of it, so the buffer can hold the part's text first.
+ */
+const readCacheData = (cache, buffer) => {
+  try {
+    return buffer.subarray(0, readInto(cache.fd, buffer, cache.size, cache.header.length))
+  } catch {
+    return null
+  } finally {
+    closeQuietly(cache.fd)
+  }
+}
+
+const closeQuietly = (fd) => {
+  try {
+    fs.closeSync(fd)
+  } catch {
+    // Nothing was written through it.
+  }
 }
 
 const removeQuietly = (file) => {
@@ -262,24 +301,28 @@ const writeAtomically = (target, bytes) => {
 const runSection = (bundle, id, requireForSection) => {
   const { Script } = require("node:vm")
   const [start, end, lineOffset] = bundle.index[id]
-  const source = read(bundle.fd, start, end)
   // The entry is a few lines: a cache would cost more to read than it saves.
   const cached = id === "entry" ? null : readCache(id, bundle.key)
+  // One buffer takes the text, then the cache's data: a page of memory touched for the first time
+  // costs a fault, and in a run this short those faults are a good part of the time.
+  const buffer = Buffer.allocUnsafe(Math.max(end - start, cached === null ? 0 : cached.size))
+  const source = read(bundle.fd, start, end, buffer)
+  const data = cached === null ? null : readCacheData(cached, buffer)
   const options = { filename: bundleFile, lineOffset }
   let script
   try {
-    script = new Script(source, cached === null ? options : { ...options, cachedData: cached.data })
+    script = new Script(source, data === null ? options : { ...options, cachedData: data })
   } catch (error) {
     // Data V8 cannot use is reported through `cachedDataRejected`, but a cache must never be the
     // reason the command fails: compile once more without it.
-    if (cached === null) throw error
+    if (data === null) throw error
     script = new Script(source, options)
   } finally {
     if (cached !== null) removeQuietly(cached.marker)
   }
-  if (id !== "entry" && (cached === null || script.cachedDataRejected === true)) {
+  if (id !== "entry" && (data === null || script.cachedDataRejected === true)) {
     // A read-only cache that V8 rejects is kept out from now on; this run's own takes its place.
-    if (cached !== null && cached.readOnly) drop(cached, cached.header)
+    if (data !== null && cached.readOnly) drop(cached, cached.header)
     // Written at exit, so that the cache also holds the functions the command compiled lazily; not
     // made at all when there is nowhere to write it.
     const directory = writableDirectory()
@@ -311,6 +354,38 @@ const run = (bundle) => {
   runSection(bundle, "entry", partRequire)
 }
 
+/**
+ * Effect's clock reads `performance.now()` once as it loads, to set its monotonic clock
+ * (`process.hrtime`) against the time of day. Node makes `performance` on first use, and making it
+ * loads `perf_hooks` and a dozen modules behind it: about 2 ms of `list --json` here. Until
+ * something asks it for more, a stand-in answers `now()` and `timeOrigin` from the clock Node's
+ * own reads (the time since the process started); anything else is asked of Node's own.
+ */
+const standInForPerformance = () => {
+  const property = Object.getOwnPropertyDescriptor(globalThis, "performance")
+  if (property === undefined || typeof property.get !== "function" || property.configurable !== true) return
+  let real
+  const own = () => (real ??= property.get.call(globalThis))
+  const now = () => process.uptime() * 1000
+  const timeOrigin = Date.now() - now()
+  const standIn = new Proxy({}, {
+    get(_, key) {
+      if (key === "now") return now
+      if (key === "timeOrigin") return timeOrigin
+      const value = Reflect.get(own(), key)
+      return typeof value === "function" ? value.bind(own()) : value
+    }
+  })
+  Object.defineProperty(globalThis, "performance", {
+    configurable: true,
+    enumerable: property.enumerable,
+    get: () => standIn,
+    set(value) {
+      Object.defineProperty(globalThis, "performance", { configurable: true, enumerable: property.enumerable, writable: true, value })
+    }
+  })
+}
+
 const bundle = openBundle()
 if (bundle !== null) {
   // Once the command is done and nothing is left to write, exit at once: a natural exit also
@@ -338,6 +413,7 @@ if (bundle !== null) {
   process.once("beforeExit", () => {
     if (!pending("stdout") && !pending("stderr")) process.exit()
   })
+  standInForPerformance()
   run(bundle)
 } else {
   import("../dist/cli/bin.js").catch((error) => {

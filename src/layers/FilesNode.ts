@@ -7,10 +7,9 @@
  * returns. And the compare-and-rename of `replaceIfUnchanged` runs synchronously from its re-read
  * to its rename: any `await` between them hands the event loop, and so the window, to someone else.
  */
-import type { PlatformError, SystemErrorReason } from "@effect/platform/Error"
+import type { PlatformError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import { failWithPlatformError, platformErrorClasses } from "../domain/ErrorsOnDemand.js"
@@ -21,63 +20,16 @@ import {
   type FileInfo,
   type Owner,
   Files,
-  type ReplaceOutcome,
-  type WatchEvent
+  type ReplaceOutcome
 } from "../services/Files.js"
+import { attemptSync, errnoOf, reasonOf } from "./FilesNodeErrors.js"
+import { watch } from "./FilesNodeWatch.js"
 
 const { O_CREAT, O_DIRECTORY, O_EXCL, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = NFS.constants
 
 /** Windows has neither flag; 0 keeps the open portable, and `readBounded` makes up for the missing `O_NOFOLLOW`. */
 const noFollow = O_NOFOLLOW ?? 0
 const readFlags = O_RDONLY | (O_NONBLOCK ?? 0) | (O_NOCTTY ?? 0)
-
-const reasonOf = (code: string | undefined): SystemErrorReason => {
-  switch (code) {
-    case "ENOENT":
-      return "NotFound"
-    case "EACCES":
-    case "EPERM":
-      return "PermissionDenied"
-    case "EEXIST":
-      return "AlreadyExists"
-    case "EISDIR":
-    case "ENOTDIR":
-    case "ELOOP":
-      return "BadResource"
-    case "EBUSY":
-      return "Busy"
-    default:
-      return "Unknown"
-  }
-}
-
-const isErrnoException = (u: unknown): u is NodeJS.ErrnoException =>
-  u instanceof Error && typeof (u as NodeJS.ErrnoException).code === "string"
-
-const errnoOf = (u: unknown): string | undefined => (isErrnoException(u) ? u.code : undefined)
-
-/**
- * The one translation of a Node failure into a `PlatformError` (its classes come from
- * `ErrorClasses.ts`). An errno exception is a `SystemError` whose reason a caller can act on; a
- * `PlatformError` thrown by our own code is kept; anything else was thrown for a bad argument, which
- * is how `@effect/platform-node` reports it too.
- */
-const fromNodeError = (method: string, path: string) => (cause: unknown): PlatformError => {
-  const { BadArgument, isPlatformError, SystemError } = platformErrorClasses()
-  if (isPlatformError(cause)) return cause
-  if (!isErrnoException(cause)) {
-    return new BadArgument({ module: "FileSystem", method, description: String(cause), cause })
-  }
-  return new SystemError({
-    reason: reasonOf(cause.code),
-    module: "FileSystem",
-    method,
-    pathOrDescriptor: typeof cause.path === "string" ? cause.path : path,
-    description: cause.message,
-    cause,
-    ...(cause.syscall === undefined ? {} : { syscall: cause.syscall })
-  })
-}
 
 const typeOf = (entry: NFS.Dirent | NFS.Stats): EntryType =>
   entry.isFile()
@@ -123,15 +75,6 @@ const ownerRefused = (method: string, path: string, owner: Owner) => (cause: unk
     cause
   })
 }
-
-/**
- * Every call of this port is synchronous. The settings' reads and writes are a few small calls each,
- * for the reason the scan's are (see `readDirectory`): through the thread pool every call costs a
- * round trip, and the first one starts the pool's threads, a few milliseconds of a `settings set`
- * that makes a dozen. And a host's own work can hold the pool for as long as it likes.
- */
-const attemptSync = <A>(method: string, path: string, run: () => A): Effect.Effect<A, PlatformError> =>
-  Effect.try({ try: run, catch: fromNodeError(method, path) })
 
 const asPlainBytes = (buffer: Uint8Array, length: number): Uint8Array =>
   new Uint8Array(buffer.buffer, buffer.byteOffset, length)
@@ -427,72 +370,6 @@ const removeFile = (path: string): Effect.Effect<void, PlatformError> =>
       if (errnoOf(error) !== "ENOENT") throw error
     }
   })
-
-/**
- * `fs.watch` on the directory. It keeps watching the directory it opened, not the path, so the
- * stream ends as soon as the path no longer names that same directory: after a `rename` event, the
- * path is missing or has another inode (Linux reports the directory's own removal as a `rename` of
- * its base name, which is then not emitted). A watcher `error` fails the stream.
- */
-const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
-  Stream.asyncScoped<WatchEvent, PlatformError>(
-    (emit) =>
-      // Synchronous, as `NFS.watch` itself: a watch must not wait for libuv's thread pool, which a
-      // host's own work can hold for as long as it likes, while its first read does not wait.
-      Effect.flatMap(attemptSync("watch", path, () => NFS.statSync(path)), (watched) => {
-        if (!watched.isDirectory()) {
-          return failWithPlatformError(({ SystemError }) =>
-            new SystemError({
-              reason: "BadResource",
-              module: "FileSystem",
-              method: "watch",
-              pathOrDescriptor: path,
-              syscall: "watch",
-              description: "not a directory"
-            })
-          )
-        }
-        const base = Path.basename(path)
-        // A path that can no longer be stat'ed cannot be watched either: that ends the stream too.
-        const isStillThere = () => {
-          try {
-            const now = NFS.statSync(path, { throwIfNoEntry: false })
-            return now !== undefined && now.ino === watched.ino && now.dev === watched.dev
-          } catch {
-            return false
-          }
-        }
-        return Effect.acquireRelease(
-          attemptSync("watch", path, () => {
-            let done = false
-            const watcher = NFS.watch(path, (event, name) => {
-              if (done) return
-              if (event === "rename" && !isStillThere()) {
-                if (name !== null && name !== base) void emit.single({ name })
-                done = true
-                emit.end()
-                return
-              }
-              void emit.single({ name: name ?? null })
-            })
-            watcher.on("error", (error) => {
-              if (done) return
-              done = true
-              emit.fail(fromNodeError("watch", path)(error))
-            })
-            watcher.on("close", () => {
-              if (done) return
-              done = true
-              emit.end()
-            })
-            return watcher
-          }),
-          (watcher) => Effect.sync(() => watcher.close())
-        )
-      }),
-    // Unbounded: `fs.watch` cannot be slowed down, and a bounded buffer would only reorder events.
-    "unbounded"
-  )
 
 /** Every operation of the port on `node:fs`. */
 export const make = (): Files => ({

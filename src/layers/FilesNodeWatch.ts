@@ -1,0 +1,80 @@
+/**
+ * The watch of the file port on `node:fs` (`FilesNode.ts`), a module of its own: it is the port's
+ * only use of `Stream`, and the command's bundle loads it on the first watch (see
+ * `FilesNodeWatchOnFirstUse.ts`), so that a command that never watches does not initialize
+ * `Stream` and the channel machinery behind it.
+ */
+import type { PlatformError } from "@effect/platform/Error"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import * as NFS from "node:fs"
+import * as Path from "node:path"
+import { failWithPlatformError } from "../domain/ErrorsOnDemand.js"
+import type { WatchEvent } from "../services/Files.js"
+import { attemptSync, fromNodeError } from "./FilesNodeErrors.js"
+
+/**
+ * `fs.watch` on the directory. It keeps watching the directory it opened, not the path, so the
+ * stream ends as soon as the path no longer names that same directory: after a `rename` event, the
+ * path is missing or has another inode (Linux reports the directory's own removal as a `rename` of
+ * its base name, which is then not emitted). A watcher `error` fails the stream.
+ */
+export const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
+  Stream.asyncScoped<WatchEvent, PlatformError>(
+    (emit) =>
+      // Synchronous, as `NFS.watch` itself: a watch must not wait for libuv's thread pool, which a
+      // host's own work can hold for as long as it likes, while its first read does not wait.
+      Effect.flatMap(attemptSync("watch", path, () => NFS.statSync(path)), (watched) => {
+        if (!watched.isDirectory()) {
+          return failWithPlatformError(({ SystemError }) =>
+            new SystemError({
+              reason: "BadResource",
+              module: "FileSystem",
+              method: "watch",
+              pathOrDescriptor: path,
+              syscall: "watch",
+              description: "not a directory"
+            })
+          )
+        }
+        const base = Path.basename(path)
+        // A path that can no longer be stat'ed cannot be watched either: that ends the stream too.
+        const isStillThere = () => {
+          try {
+            const now = NFS.statSync(path, { throwIfNoEntry: false })
+            return now !== undefined && now.ino === watched.ino && now.dev === watched.dev
+          } catch {
+            return false
+          }
+        }
+        return Effect.acquireRelease(
+          attemptSync("watch", path, () => {
+            let done = false
+            const watcher = NFS.watch(path, (event, name) => {
+              if (done) return
+              if (event === "rename" && !isStillThere()) {
+                if (name !== null && name !== base) void emit.single({ name })
+                done = true
+                emit.end()
+                return
+              }
+              void emit.single({ name: name ?? null })
+            })
+            watcher.on("error", (error) => {
+              if (done) return
+              done = true
+              emit.fail(fromNodeError("watch", path)(error))
+            })
+            watcher.on("close", () => {
+              if (done) return
+              done = true
+              emit.end()
+            })
+            return watcher
+          }),
+          (watcher) => Effect.sync(() => watcher.close())
+        )
+      }),
+    // Unbounded: `fs.watch` cannot be slowed down, and a bounded buffer would only reorder events.
+    "unbounded"
+  )

@@ -1,0 +1,13 @@
+/**
+ * `FilesNodeWatch.ts` for the command's bundle only: the same watch, its module loaded on the first
+ * call. That module is the port's only use of `Stream`; initializing `Stream` and the channel
+ * machinery behind it at start-up costs every command, and only `watch` watches. esbuild turns the
+ * `require` of an ES module into a call of that module's lazy initializer, so the call stays
+ * synchronous. The library never loads this file: as an ES module on Node it has no `require`.
+ */
+import type * as FilesNodeWatch from "./FilesNodeWatch.js"
+
+let loaded: typeof FilesNodeWatch | undefined
+
+export const watch: typeof FilesNodeWatch.watch = (path) =>
+  (loaded ??= require("./FilesNodeWatch.js") as typeof FilesNodeWatch).watch(path)
