@@ -90,39 +90,32 @@ function hasProcessStdoutOrDeno() { return hasProcessStdout() || "Deno" in globa
 }
 
 /**
- * The library builds its error classes when their module is imported (`src/domain/ErrorClasses.ts`):
- * a library user's failing `Effect.runSyncExit` must get its typed failure, so nothing may make a
- * failure wait for a module to load. The command puts `ErrorClassesOnFirstUse.ts` in that module's
- * place, which builds the same classes, still synchronously, on the first failure: a command that
- * succeeds never builds them. Its `require` makes esbuild wrap the part's modules in lazy
- * initializers, and still: `list --json` measured 6 ms (0.09× `node -e 0`) faster than with the
- * classes built at start-up, in one interleaved run. Only our own module is replaced;
- * `EAGER_ERRORS=1` keeps the library's.
+ * Modules the command loads on first use instead of at start-up: each is replaced, for the
+ * command's bundle only, by a module of ours whose `require` esbuild turns into a call of the
+ * original's lazy initializer, so the first use is still synchronous. Only our own modules are
+ * replaced; the library imports the originals.
+ * - The error classes (`ErrorClasses.ts`): the library builds them when imported, so that a library
+ *   user's failing `Effect.runSyncExit` gets its typed failure; the command builds them on the first
+ *   failure, and a command that succeeds never does. `list --json` measured 6 ms (0.09× `node -e 0`)
+ *   faster in one interleaved run, the lazy initializers' wrapping included. `EAGER_ERRORS=1` keeps
+ *   the library's module.
+ * - The file port's watch (`FilesNodeWatch.ts`), its only use of `Stream`: every command but `watch`
+ *   leaves `Stream` and the channel machinery uninitialized (`list --json`: about 130 fewer pages of
+ *   memory touched).
  */
-const errorClassesPlugin = {
-  name: "error-classes-on-first-use",
-  setup(build) {
-    if (process.env.EAGER_ERRORS !== undefined) return
-    build.onResolve({ filter: /^\.\/ErrorClasses\.js$/ }, (args) =>
-      path.dirname(args.importer) === path.join(root, "src", "domain")
-        ? { path: path.join(root, "src", "domain", "ErrorClassesOnFirstUse.ts") }
-        : undefined)
-  }
-}
+const onFirstUse = [
+  ...(process.env.EAGER_ERRORS === undefined ? [["src/domain/ErrorClasses.ts", "src/domain/ErrorClassesOnFirstUse.ts"]] : []),
+  ["src/layers/FilesNodeWatch.ts", "src/layers/FilesNodeWatchOnFirstUse.ts"]
+].map(([original, replacement]) => [path.join(root, original), path.join(root, replacement)])
 
-/**
- * The file port's watch (`src/layers/FilesNodeWatch.ts`) is its only use of `Stream`: the command
- * puts `FilesNodeWatchOnFirstUse.ts` in its place, which loads it on the first watch, so that every
- * other command leaves `Stream` and the channel machinery uninitialized (`list --json`: about 130
- * fewer pages of memory touched).
- */
-const watchOnFirstUsePlugin = {
-  name: "watch-on-first-use",
+const onFirstUsePlugin = {
+  name: "on-first-use",
   setup(build) {
-    build.onResolve({ filter: /^\.\/FilesNodeWatch\.js$/ }, (args) =>
-      args.importer === path.join(root, "src", "layers", "FilesNode.ts")
-        ? { path: path.join(root, "src", "layers", "FilesNodeWatchOnFirstUse.ts") }
-        : undefined)
+    build.onResolve({ filter: /^\.\/(ErrorClasses|FilesNodeWatch)\.js$/ }, (args) => {
+      const target = path.join(args.resolveDir, args.path.replace(/\.js$/, ".ts"))
+      const replacement = onFirstUse.find(([original]) => original === target)?.[1]
+      return replacement === undefined || args.importer === replacement ? undefined : { path: replacement }
+    })
   }
 }
 
@@ -144,7 +137,7 @@ const bundle = (entry, plugins) =>
     supported: { "dynamic-import": false },
     legalComments: "none",
     metafile: true,
-    plugins: [lazyStdoutPlugin, errorClassesPlugin, watchOnFirstUsePlugin, ...plugins],
+    plugins: [lazyStdoutPlugin, onFirstUsePlugin, ...plugins],
     logLevel: "warning"
   })
 

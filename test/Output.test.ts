@@ -119,8 +119,21 @@ describe("stdout on a full disk (> /dev/full)", { timeout: 120_000 }, () => {
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
     try {
-      // Nothing to print yet, so nothing is lost yet: it runs.
-      await new Promise((resolve) => setTimeout(resolve, 500))
+      // Nothing to print yet, so nothing is lost yet: it runs, until its directory watch is in place
+      // (its first read is done by then), so that the record below comes later, not at start.
+      const watching = () => {
+        try {
+          return fs.readdirSync(`/proc/${child.pid}/fd`).some((fd) => fs.readlinkSync(`/proc/${child.pid}/fd/${fd}`) === "anon_inode:inotify")
+        } catch {
+          return false
+        }
+      }
+      for (let waited = 0; !watching() && child.exitCode === null && waited < 10_000; waited += 20) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(child.exitCode).toBe(null)
+      expect(watching()).toBe(true)
+      await new Promise((resolve) => setTimeout(resolve, 300))
       expect(child.exitCode).toBe(null)
       fs.writeFileSync(
         path.join(home, "sessions", `${sleeper.pid}.json`),
