@@ -13,7 +13,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { normalizeName } from "../src/domain/Names.js"
-import { binPath } from "./support/cli.js"
+import { binPath, startCli } from "./support/cli.js"
 import {
   bytesOf,
   type Context,
@@ -212,15 +212,7 @@ describe("registry fuzz through the built command (Node layer)", () => {
       const home = path.join(tmp, `home-${homes++}`)
       const sessions = path.join(home, "sessions")
       fs.mkdirSync(sessions, { recursive: true })
-      const child = spawn(process.execPath, [bin, "--claude-home", home, "watch", "--interval", "200", ...(json ? ["--json"] : [])], {
-        env: { PATH: process.env.PATH, HOME: "/nonexistent-home" },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      let stdout = ""
-      let stderr = ""
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+      const { child, exited, stderr, stdout } = startCli(["--claude-home", home, "watch", "--interval", "200", ...(json ? ["--json"] : [])], bin)
       try {
         await new Promise((resolve) => setTimeout(resolve, 300))
         // Live pids, so that each is read and judged: parked, malformed, escapes in names, huge strings.
@@ -240,18 +232,18 @@ describe("registry fuzz through the built command (Node layer)", () => {
           recordText(last.pid, { procStart: startTimeOf(last.pid), pidDomain: here, name: "after" })
         )
         const deadline = Date.now() + 20_000
-        while (!stdout.includes("after") && Date.now() < deadline && child.exitCode === null) {
+        while (!stdout().includes("after") && Date.now() < deadline && child.exitCode === null) {
           await new Promise((resolve) => setTimeout(resolve, 50))
         }
-        expect(child.exitCode, stderr).toBe(null)
-        expect(stdout, stderr).toContain("after")
-        if (json) for (const line of stdout.trimEnd().split("\n")) JSON.parse(line)
-        expect(firstUnsafe(stdout)).toBe(null)
+        expect(child.exitCode, stderr()).toBe(null)
+        expect(stdout(), stderr()).toContain("after")
+        if (json) for (const line of stdout().trimEnd().split("\n")) JSON.parse(line)
+        expect(firstUnsafe(stdout())).toBe(null)
       } finally {
         child.kill("SIGTERM")
       }
       expect(await exited).toBe(0)
-      expect(stderr).toBe("")
+      expect(stderr()).toBe("")
     }
   })
 })

@@ -12,7 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import type { SessionEvent } from "../src/domain/SessionEvent.js"
 import * as Watch from "../src/services/Watch.js"
-import { binPath } from "./support/cli.js"
+import { binPath, startCli } from "./support/cli.js"
 import { recordText, type RecordOptions } from "./support/records.js"
 import { killAndReap, linuxPidDomain, makeNodeRegistry as makeNodeWorld, startSleeper, startTimeOf, type World } from "./support/worlds.js"
 
@@ -126,18 +126,10 @@ describe("claude-peers watch", { timeout: 60_000 }, () => {
     recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), pidDomain: linuxPidDomain(), ...options })
 
   const start = (args: ReadonlyArray<string>) => {
-    const child = spawn(process.execPath, [binPath, ...args], {
-      env: { PATH: process.env.PATH, HOME: "/nonexistent-home" },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-    const lines = () => stdout.split("\n").filter((line) => line.length > 0)
+    const { child, exited, stderr, stdout } = startCli(args)
+    const lines = () => stdout().split("\n").filter((line) => line.length > 0)
     const line = (index: number) => waitUntil(`line ${index + 1} of the output`, 10_000, () => lines()[index])
-    return { child, exited, line, lines, stderr: () => stderr }
+    return { child, exited, line, lines, stderr }
   }
 
   it("--json: one contract object per line; SIGINT ends it with exit 0 and nothing on stderr", async () => {

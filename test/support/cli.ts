@@ -1,6 +1,7 @@
 /** Runs the built command as a user would, and captures what it prints and how it exits. */
-import { spawnSync } from "node:child_process"
+import { type ChildProcessByStdio, spawn, spawnSync } from "node:child_process"
 import * as path from "node:path"
+import type { Readable } from "node:stream"
 
 export const binPath = path.resolve(import.meta.dirname, "../../bin/claude-peers.js")
 
@@ -17,4 +18,26 @@ export const runCli = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {})
     timeout: 30_000
   })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+export interface RunningCli {
+  readonly child: ChildProcessByStdio<null, Readable, Readable>
+  readonly exited: Promise<number | null>
+  /** What it has printed so far. */
+  readonly stdout: () => string
+  readonly stderr: () => string
+}
+
+/** Starts the built command (one that runs until stopped, such as `watch`) and collects its output. */
+export const startCli = (args: ReadonlyArray<string>, bin: string = binPath): RunningCli => {
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: { PATH: process.env.PATH, HOME: "/nonexistent-home" },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  return { child, exited, stdout: () => stdout, stderr: () => stderr }
 }
