@@ -194,6 +194,40 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(fs.readdirSync(cacheDir).sort()).toEqual(["claude-peers.cjs.command-line.v8-cache", cacheName])
   })
 
+  it("a `list` that succeeds never initializes effect/Schema; a failure builds it and prints its evidence", () => {
+    // Schema's module registers its caches in effect's global store when it is initialized: at exit,
+    // the store's keys tell whether this run did.
+    const hook = path.join(freshDir("hook"), "schema-keys.cjs")
+    fs.writeFileSync(
+      hook,
+      `process.on("exit", () => {
+        const store = globalThis["effect/GlobalValue"]
+        const keys = store === undefined ? [] : [...store.keys()].map(String).filter((key) => /effect\\/(Schema|ParseResult)/.test(key))
+        require("node:fs").writeSync(2, "schema keys: " + JSON.stringify(keys) + "\\n")
+      })\n`
+    )
+    const withHook = (args: ReadonlyArray<string>) => {
+      const result = spawnSync(process.execPath, ["-r", hook, bin, ...args], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, HOME: "/nonexistent-home", CLAUDE_PEERS_CACHE_DIR: freshDir("cache") },
+        timeout: 30_000
+      })
+      const keys = JSON.parse(/schema keys: (.*)\n/.exec(result.stderr)?.[1] ?? "null") as Array<string> | null
+      return { status: result.status, stdout: result.stdout, keys }
+    }
+    const listed = withHook(["--claude-home", home, "list", "--json"])
+    expect(listed.status).toBe(0)
+    expect((JSON.parse(listed.stdout) as Array<{ name: string }>).map((s) => s.name)).toEqual(["alpha"])
+    expect(listed.keys).toEqual([])
+    // A refusal encodes its error with the error's schema: built then, on first use.
+    const refused = withHook(["--claude-home", home, "resolve", "--name", "ghost", "--json"])
+    expect(refused.status).toBe(3)
+    expect(JSON.parse(refused.stdout)).toMatchObject({
+      error: { reason: "not_live", reasons: [{ file: path.join(home, "sessions", "999999.json"), verdict: "dead" }] }
+    })
+    expect(refused.keys).toContain("effect/Schema/astCache")
+  })
+
   it("each recognized command runs its own part with its own cache, so none inherits another's", () => {
     const cacheDir = freshDir("cache")
     const env = { CLAUDE_PEERS_CACHE_DIR: cacheDir }

@@ -6,7 +6,6 @@
 import type { PlatformError } from "@effect/platform/Error"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import type {
   ChangedDuringWrite,
   IdentityMismatch,
@@ -15,6 +14,7 @@ import type {
   NotAddressable,
   NotLive
 } from "../domain/Errors.js"
+import { errorClasses } from "../domain/ErrorsOnDemand.js"
 import { OutputFailed, printError, printLine } from "./Output.js"
 import { jsonText, terminalSafe } from "./Text.js"
 
@@ -56,8 +56,7 @@ const reasonOf = (error: ReportedError): Reason => (isPlatformError(error) ? "io
  * the `PlatformError` as it is, minus its `cause`, a native error that says nothing more.
  */
 const evidenceOf = (error: ReportedError): Record<string, unknown> => {
-  const encoded = Schema.encodeSync(error.constructor as unknown as Schema.Schema<ReportedError, Record<string, unknown>>)(error)
-  const { _tag, cause: _cause, ...fields } = encoded as Record<string, unknown>
+  const { _tag, cause: _cause, ...fields } = errorClasses().encodeError(error)
   return isPlatformError(error) ? { platformError: { _tag, ...fields } } : fields
 }
 

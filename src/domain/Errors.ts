@@ -191,3 +191,12 @@ export class NotAddressable extends Schema.TaggedError<NotAddressable>("claude-p
     return `${asked(this.query)} is live (pid ${this.session.pid}) but has no messaging socket: its inbox did not start (Claude Code's --restricted, or messaging switched off), so nothing can deliver to it`
   }
 }
+
+/**
+ * An error of these classes (or `@effect/platform`'s, also Schema classes) encoded by its own
+ * schema: the class is the schema, so its evidence has no second, hand-written shape. The command's
+ * `--json` errors print it; it lives beside the classes so that it is built with them, on the first
+ * failure (see `ErrorClasses.ts`).
+ */
+export const encodeError = (error: { readonly constructor: unknown }): Record<string, unknown> =>
+  Schema.encodeSync(error.constructor as Schema.Schema<unknown, Record<string, unknown>>)(error)

@@ -32,7 +32,7 @@ import {
   type SettingsView,
   verifyChange
 } from "../domain/Settings.js"
-import { entryTypeWords } from "../domain/Verdict.js"
+import { entryTypeWords } from "../domain/VerdictWords.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { type EntryType, type FileInfo, Files, type Owner } from "./Files.js"
 import { ProcessProbe } from "./ProcessProbe.js"

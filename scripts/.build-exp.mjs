@@ -1,0 +1,224 @@
+/**
+ * Bundles the command into one minified file, `dist/claude-peers.cjs`, which `bin/claude-peers.js`
+ * loads through `vm.Script` with V8 code caches. The library entries stay as `tsc` output; this
+ * file is only the command.
+ *
+ * Three rules earn their place here:
+ * - Start-up is the product's speed for `list --json` in a status line, and with this stack it is
+ *   dominated by how much code is read, compiled and initialized. The sources import deeply
+ *   (`effect/Effect`, `@effect/cli/Command`), never through the packages' barrels, which would keep
+ *   `Stream`, `PubSub`, `FastCheck` and `@effect/cli`'s YAML/TOML/INI parsers in every part.
+ * - A recognized command must not pay for the command-line parser. The entry (`src/cli/bin.ts`) only
+ *   picks a part: `Direct.ts` for the documented spellings, `CommandLine.ts` for everything else. Each
+ *   part is bundled whole and on its own (a shared bundle would wrap every module in a lazy
+ *   initializer and make `list` compile and initialize more), and kept as its own section of the
+ *   file, so that the loader reads, compiles and caches only the part a run uses.
+ * - Every section is one CommonJS function expression, `(function (exports, require, module,
+ *   __filename, __dirname) {…})`: `vm.Script` compiles scripts, not ES modules, and a script is what
+ *   a code cache can be produced for and checked against. The file's second line indexes them:
+ *   `// {"entry":[start,end,lineOffset],"claude-peers:direct":[…],"claude-peers:command-line":[…]}`.
+ *
+ * `node scripts/build-bin.mjs --analyze` also prints what dominates each part. For profiling,
+ * `OUT=file` writes elsewhere, `NOMINIFY=1` keeps the names and `EAGER_ERRORS=1` builds the error
+ * classes at start-up, as the library does.
+ */
+import * as esbuild from "esbuild"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const outfile = process.env.OUT ?? path.join(root, "dist", "claude-peers.cjs")
+const analyze = process.argv.includes("--analyze")
+
+/**
+ * The entry's dynamic imports become requests for parts, which the loader finds in the file: one
+ * part per module of `src/cli/direct/` (a recognized command), and the full command line.
+ */
+const directory = path.join(root, "src", "cli", "direct")
+const parts = Object.fromEntries([
+  ...fs.readdirSync(directory).filter((name) => name.endsWith(".ts")).sort().map((name) => {
+    const base = name.slice(0, -".ts".length)
+    return [`./direct/${base}.js`, { id: `claude-peers:${base}`, entry: `src/cli/direct/${name}` }]
+  }),
+  ["./CommandLine.js", { id: "claude-peers:command-line", entry: "src/cli/CommandLine.ts" }]
+])
+
+const partsPlugin = {
+  name: "parts",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/(direct\/[A-Za-z]+|CommandLine)\.js$/ }, (args) => {
+      const part = parts[args.path]
+      if (part === undefined) throw new Error(`${args.path}: no such part`)
+      return { path: part.id, external: true }
+    })
+  }
+}
+
+/**
+ * Effect's logger module reads `process.stdout` when it is initialized, to pick the pretty logger's
+ * colors, and reading it creates the stream: on a pipe (a status line, a script) that loads `net`
+ * and the streams, which the command never uses (it prints with `fs.writeSync`, see `Output.ts`).
+ * Measured on `list --json` into a pipe: 15 M of 180 M instructions. The three constants become
+ * functions, computed when a pretty logger is made. The text is matched exactly: another version of
+ * the module fails the build rather than bundle unpatched.
+ */
+const stdoutProbes = [
+  'const hasProcessStdout = typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null;',
+  "const processStdoutIsTTY = hasProcessStdout && process.stdout.isTTY === true;",
+  'const hasProcessStdoutOrDeno = hasProcessStdout || "Deno" in globalThis;'
+]
+
+const lazyStdoutPlugin = {
+  name: "lazy-stdout",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]esm[\\/]internal[\\/]logger\.js$/ }, async (args) => {
+      let source = await fs.promises.readFile(args.path, "utf8")
+      for (const line of stdoutProbes) {
+        if (!source.includes(line)) throw new Error(`${args.path}: expected \`${line}\``)
+        source = source.replace(line, "")
+      }
+      source = source.replace(/\b(hasProcessStdout|processStdoutIsTTY|hasProcessStdoutOrDeno)\b/g, "$1()")
+      source += `
+function hasProcessStdout() { return typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null }
+function processStdoutIsTTY() { return hasProcessStdout() && process.stdout.isTTY === true }
+function hasProcessStdoutOrDeno() { return hasProcessStdout() || "Deno" in globalThis }
+`
+      return { contents: source, loader: "js" }
+    })
+  }
+}
+
+/**
+ * Modules the command loads on first use instead of at start-up: each is replaced, for the
+ * command's bundle only, by a module of ours whose `require` esbuild turns into a call of the
+ * original's lazy initializer, so the first use is still synchronous. Only our own modules are
+ * replaced; the library imports the originals.
+ * - The error classes (`ErrorClasses.ts`): the library builds them when imported, so that a library
+ *   user's failing `Effect.runSyncExit` gets its typed failure; the command builds them on the first
+ *   failure, and a command that succeeds never does. `list --json` measured 6 ms (0.09× `node -e 0`)
+ *   faster in one interleaved run, the lazy initializers' wrapping included. `EAGER_ERRORS=1` keeps
+ *   the library's module.
+ * - The file port's watch (`FilesNodeWatch.ts`), its only use of `Stream`: every command but `watch`
+ *   leaves `Stream` and the channel machinery uninitialized (`list --json`: about 130 fewer pages of
+ *   memory touched).
+ */
+const onFirstUse = [
+  ...(process.env.EAGER_ERRORS === undefined ? [["src/domain/ErrorClasses.ts", "src/domain/ErrorClassesOnFirstUse.ts"]] : []),
+  ...(process.env.EAGER_WATCH === undefined ? [["src/layers/FilesNodeWatch.ts", "src/layers/FilesNodeWatchOnFirstUse.ts"]] : [])
+].map(([original, replacement]) => [path.join(root, original), path.join(root, replacement)])
+
+const onFirstUsePlugin = {
+  name: "on-first-use",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/(ErrorClasses|FilesNodeWatch)\.js$/ }, (args) => {
+      const target = path.join(args.resolveDir, args.path.replace(/\.js$/, ".ts"))
+      const replacement = onFirstUse.find(([original]) => original === target)?.[1]
+      return replacement === undefined || args.importer === replacement ? undefined : { path: replacement }
+    })
+  }
+}
+
+const bundle = (entry, plugins) =>
+  esbuild.build({
+    absWorkingDir: root,
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    outfile: "part.cjs",
+    // Minified after the interop rewrite below, which reads esbuild's helper by its name.
+    minify: false,
+    platform: "node",
+    target: "node20",
+    format: "cjs",
+    // ESM builds of the dependencies tree-shake; their CommonJS builds do not.
+    mainFields: ["module", "main"],
+    conditions: ["import"],
+    // A script compiled by `vm.Script` has no module loader behind it: `import()` must be `require`.
+    supported: { "dynamic-import": false },
+    legalComments: "none",
+    metafile: true,
+    plugins: [lazyStdoutPlugin, onFirstUsePlugin, ...plugins],
+    logLevel: "warning"
+  })
+
+/**
+ * `import * as fs from "node:fs"` bundles as `__toESM(require("node:fs"), 1)`: a new object with a
+ * getter for each of the module's exports, made at start-up for every module that imports it (in
+ * `list`, nine of them: about 1.5 ms here). A namespace import of a Node built-in only reads the
+ * module's properties, so the module itself serves: the call becomes the plain `require`. A default
+ * import would read `.default`, which only the copy has, so the sources may not use one (checked).
+ */
+const builtinInterop = /__toESM\((require\("node:[a-z_/]+"\))(?:, 1)?\)/g
+const lazyModuleKey = /(= __esm\(\{\n\s*)"[^"\n]+"\(\)/g
+const defaultImportOfBuiltin = /^import\s+[A-Za-z_$][\w$]*\s*(?:,[^;]*?)?\s+from\s+"node:[^"]+"/m
+
+const finish = async (result) => {
+  for (const input of Object.keys(result.metafile.inputs)) {
+    if (!input.startsWith("src/")) continue
+    const match = defaultImportOfBuiltin.exec(fs.readFileSync(path.join(root, input), "utf8"))
+    if (match !== null) throw new Error(`${input}: a default import of a Node built-in (${match[0]}): import it as a namespace`)
+  }
+  // Each lazily initialized module is keyed by its path, which only names its initializer: the
+  // bundle's own minifier would shorten it, the later one does not know to.
+  const code = result.outputFiles[0].text.replace(builtinInterop, "$1").replace(lazyModuleKey, "$1\"init\"()")
+  if (process.env.NOMINIFY !== undefined) return { code, metafile: result.metafile }
+  const minified = await esbuild.transform(code, { minify: true, format: "cjs", platform: "node", target: "node20", legalComments: "none" })
+  return { code: minified.code, metafile: result.metafile }
+}
+
+const [dispatcher, ...built] = await Promise.all([
+  bundle("src/cli/bin.ts", [partsPlugin]).then(finish),
+  ...Object.values(parts).map((part) => bundle(part.entry, []).then(finish))
+])
+
+/**
+ * Each part is a whole bundle with its own copy of what it uses, kept as its own function
+ * expression at byte offsets the file's header lists. The loader compiles the entry, then only the
+ * part the entry asks for, each with its own code cache: `list` never reads, compiles or
+ * initializes the command-line parser, and a cache written by `list` does not grow with it.
+ */
+// A hashbang is only valid on a file's first line.
+// esbuild escapes every string and regular expression to ASCII; an unminified build also keeps
+// comments, whose characters are escaped here alike (harmless in a comment).
+const text = (result) =>
+  result.code.replace(/^#!.*\n/, "").replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+const wrap = (code) => `(function (exports, require, module, __filename, __dirname) {\n${code}})\n`
+const sections = [["entry", wrap(text(dispatcher))], ...Object.values(parts).map((part, i) => [part.id, wrap(text(built[i]))])]
+const headerBytes = 2048
+const title = "// claude-peers command: an entry and the parts it loads, each a function expression at the offsets below\n"
+const index = {}
+let offset = headerBytes
+let line = 2
+for (const [id, code] of sections) {
+  if (!/^[\x00-\x7f]*$/.test(code)) throw new Error(`${id}: the bundle must be ASCII, so that its byte offsets are character offsets`)
+  index[id] = [offset, offset + code.length, line]
+  offset += code.length
+  line += code.split("\n").length - 1
+}
+const indexLine = `// ${JSON.stringify(index)}`
+const padding = headerBytes - title.length - indexLine.length - 1
+if (padding < 0) throw new Error("the bundle's header outgrew its bytes")
+const source = title + indexLine + " ".repeat(padding) + "\n" + sections.map(([, code]) => code).join("")
+// Renamed into place: a command running meanwhile reads the old file or the new one, never half of one.
+fs.mkdirSync(path.dirname(outfile), { recursive: true })
+const temporary = `${outfile}.${process.pid}.tmp`
+fs.writeFileSync(temporary, source)
+fs.renameSync(temporary, outfile)
+
+if (analyze) {
+  for (const [name, result] of [["entry", dispatcher], ...Object.keys(parts).map((key, i) => [key, built[i]])]) {
+    const output = Object.values(result.metafile.outputs)[0]
+    console.log(`${name}: ${(output.bytes / 1024).toFixed(0)} KiB`)
+    const byPackage = new Map()
+    for (const [file, input] of Object.entries(output.inputs)) {
+      const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file)
+      const key = match === null ? "(claude-peers)" : match[1]
+      byPackage.set(key, (byPackage.get(key) ?? 0) + input.bytesInOutput)
+    }
+    for (const [pkg, bytes] of [...byPackage].sort((a, b) => b[1] - a[1])) console.log(`${String(bytes).padStart(8)}  ${pkg}`)
+    const largest = Object.entries(output.inputs).sort((a, b) => b[1].bytesInOutput - a[1].bytesInOutput).slice(0, Number(process.env.ANALYZE_TOP ?? 12))
+    for (const [file, input] of largest) console.log(`${String(input.bytesInOutput).padStart(8)}    ${file}`)
+  }
+}
+console.log(`${path.relative(root, outfile)}: ${(Buffer.byteLength(source) / 1024).toFixed(0)} KiB`)
