@@ -8,10 +8,20 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
+import * as path from "node:path"
 import { vi } from "vitest"
 import { layer as layerMemory, makeMemoryProcesses } from "../src/layers/ProcessProbeMemory.js"
-import { listingThreshold, makeNode, parseProcStat, parsePs, procListsEveryProcess } from "../src/layers/ProcessProbeNode.js"
+import {
+  listingThreshold,
+  makeNode,
+  parseProcStat,
+  parsePs,
+  procListsEveryProcess,
+  signalZero
+} from "../src/layers/ProcessProbeNode.js"
 import { ProcessProbe, type ProcessState } from "../src/services/ProcessProbe.js"
+
+const root = path.resolve(import.meta.dirname, "..")
 
 /** What the suite needs from the world beneath the probe. */
 interface ProcessController {
@@ -352,10 +362,14 @@ const stateOf = (pid: number): string | undefined => {
 }
 
 /** Counts `kill(pid, 0)` by spying on `process.kill`; the children are killed through their handles. */
+/**
+ * Counts `kill(pid, 0)` system calls: every one Node makes goes through `process._kill`, which the
+ * probe calls itself for speed and `process.kill` calls after validating its arguments.
+ */
 const countSignalZero = () => {
   let spy: { readonly mock: { readonly calls: ReadonlyArray<ReadonlyArray<unknown>> }; mockRestore(): void } | undefined
   beforeAll(() => {
-    spy = vi.spyOn(process, "kill")
+    spy = vi.spyOn(process as unknown as { _kill: (pid: number, signal: number) => number }, "_kill")
   })
   afterAll(() => spy?.mockRestore())
   return () => spy?.mock.calls.filter(([, signal]) => signal === 0).length ?? 0
@@ -406,6 +420,48 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
   }))
 
   const probe = makeNode("linux")
+
+  it.live("signalZero answers as process.kill does: a live child, this process and pid 1 alive, a reaped child and an unused pid dead", () =>
+    Effect.gen(function*() {
+      const live = yield* children.spawn()
+      const gone = yield* children.spawn()
+      yield* children.kill(gone)
+      const unusedPid = Number(fs.readFileSync("/proc/sys/kernel/pid_max", "utf8")) - 1
+      expect(fs.existsSync(`/proc/${unusedPid}`)).toBe(false)
+      const byKill = (pid: number) => {
+        try {
+          process.kill(pid, 0)
+          return true
+        } catch (error) {
+          return (error as NodeJS.ErrnoException).code !== "ESRCH"
+        }
+      }
+      const pids = [process.pid, live, 1, gone, unusedPid]
+      const expected = [true, true, true, false, false]
+      expect(pids.map(byKill)).toEqual(expected)
+      expect(pids.map(signalZero)).toEqual(expected)
+      yield* children.kill(live)
+    }))
+
+  it.runIf(process.getuid?.() === 0 && fs.existsSync("/usr/bin/setpriv"))(
+    "signalZero: a process this user may not signal (EPERM) is alive",
+    () => {
+      // As an unprivileged user, pid 1 (root's) answers EPERM; the probe's build (`dist/`) runs there.
+      const module = path.join(root, "dist", "layers", "ProcessProbeNode.js")
+      const script = `import(${JSON.stringify(module)}).then(({ signalZero }) => {
+        let code = "none"
+        try { process.kill(1, 0) } catch (error) { code = error.code }
+        console.log(JSON.stringify({ code, alive: signalZero(1) }))
+      })`
+      const result = childProcess.spawnSync(
+        "/usr/bin/setpriv",
+        ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--input-type=module", "-e", script],
+        { encoding: "utf8", cwd: "/" }
+      )
+      expect(result.stderr).toBe("")
+      expect(JSON.parse(result.stdout)).toEqual({ code: "EPERM", alive: true })
+    }
+  )
 
   it.live("pid 1 (init) is alive, whoever owns it", () =>
     Effect.gen(function*() {
