@@ -1,10 +1,13 @@
 /**
  * Lost output is not success: the built command, run by a real shell with its stdout on a full disk
- * (`> /dev/full`), closed (`>&-`), or a pipe whose reader went away (EPIPE).
+ * (`> /dev/full`), closed (`>&-`), or a pipe whose reader went away (EPIPE); and a pipe that is full
+ * and does not block (EAGAIN) loses nothing.
  *
  * - A full disk ends every command with exit 7 and one sentence on stderr, whatever its answer
  *   would have been; an update is still made, and the sentence says what the file now holds.
  * - A reader that went away is nobody left to tell: exit 0 (or the answer's own code).
+ * - A pipe that does not block and is full (EAGAIN) takes the rest of the answer later, whole and in
+ *   order, wherever the command's writing stopped.
  * - A closed stdout: Node itself reopens a closed descriptor 0, 1 or 2 on `/dev/null` (read-write)
  *   before any of the program runs, exactly as `stdio: "ignore"` or Python's `DEVNULL` hand it over,
  *   so the program cannot tell `>&-` from `>/dev/null`, and answers as it does to `>/dev/null`. What
@@ -12,7 +15,7 @@
  *   prints ever lands in a file it opens (the settings file, its lock or its temporary file).
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { spawn, spawnSync } from "node:child_process"
+import { execFileSync, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -174,6 +177,98 @@ describe("a reader that went away (EPIPE)", { timeout: 120_000 }, () => {
     const home = makeHome()
     expect((await withReaderGone(home, ["settings", "set", "refuse"])).status).toBe(0)
     expect(fs.readFileSync(path.join(home, "settings.json"), "utf8")).toContain("\"crossSessionInbound\": \"refuse\"")
+  })
+})
+
+describe("a full pipe that does not block (EAGAIN)", { timeout: 120_000 }, () => {
+  /** Above the largest `pid_max` Linux allows: no process has these pids. */
+  const firstDeadPid = 4_194_305
+
+  /** `makeHome` and `count` stale records whose names take two to four bytes a character, so that characters straddle the pieces' ends. */
+  const makeLargeHome = (count: number) => {
+    const home = makeHome()
+    for (let i = 0; i < count; i++) {
+      const pid = firstDeadPid + i
+      fs.writeFileSync(path.join(home, "sessions", `${pid}.json`), recordText(pid, { name: `é-${"\u{1f600}".repeat(i % 7)}-${i}` }))
+    }
+    return home
+  }
+
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+  /**
+   * Node's `spawn` hands a child blocking stdio, and creating `process.stdout` on a pipe makes it
+   * non-blocking again: this preload does that, as a parent sharing a non-blocking pipe would.
+   */
+  const nonBlockingStdout = path.join(tmp, "non-blocking-stdout.cjs")
+  fs.writeFileSync(nonBlockingStdout, "void process.stdout\n")
+
+  /**
+   * The command with its stdout on a FIFO that does not block and is full of `#` but for `room`
+   * bytes, read only after a second, so that its writes find the pipe full (a command slower to
+   * start than that would write into a pipe being read, and test less, not fail).
+   */
+  const throughFullPipe = async (home: string, args: ReadonlyArray<string>, room: number) => {
+    const fifo = path.join(tmp, `fifo-${homes++}`)
+    execFileSync("mkfifo", [fifo])
+    const reader = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+    const writer = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK)
+    try {
+      let filled = 0
+      try {
+        for (;;) filled += fs.writeSync(writer, Buffer.alloc(4096, "#"))
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error
+      }
+      filled -= fs.readSync(reader, Buffer.alloc(room))
+      const child = spawn(process.execPath, ["--require", nonBlockingStdout, bin, "--claude-home", home, ...args], {
+        stdio: ["ignore", writer, "pipe"],
+        env: { PATH: process.env.PATH, HOME: "/nonexistent-home" }
+      })
+      fs.closeSync(writer)
+      let stderr = ""
+      child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+      const exited = new Promise<number | null>((resolve) => child.once("close", resolve))
+      await sleep(1000)
+      const chunks: Array<Buffer> = []
+      const buffer = Buffer.alloc(64 * 1024)
+      for (;;) {
+        try {
+          const n = fs.readSync(reader, buffer)
+          if (n === 0) break
+          chunks.push(Buffer.from(buffer.subarray(0, n)))
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error
+          await sleep(5)
+        }
+      }
+      const read = Buffer.concat(chunks)
+      return { status: await exited, filler: read.subarray(0, filled).toString("latin1"), stdout: read.subarray(filled).toString("utf8"), stderr }
+    } finally {
+      fs.closeSync(reader)
+    }
+  }
+
+  it("a line of many pieces arrives whole and in order, the rest handed over where the pipe was full", async () => {
+    const home = makeLargeHome(1500)
+    const expected = inShell(home, ["inspect", "--json"], "").stdout
+    expect(Buffer.byteLength(expected)).toBeGreaterThan(4 * 64 * 1024)
+    // Room for two pages: the first piece is written in part before the pipe is full.
+    const result = await throughFullPipe(home, ["inspect", "--json"], 8192)
+    expect([result.status, result.stderr]).toEqual([0, ""])
+    expect(result.filler).toMatch(/^#+$/)
+    expect(result.stdout).toBe(expected)
+  })
+
+  it("a short line that finds the pipe full arrives whole after what was in it", async () => {
+    const home = makeHome()
+    for (const args of [["list", "--json"], ["inspect"]]) {
+      const expected = inShell(home, args, "").stdout
+      const result = await throughFullPipe(home, args, 0)
+      expect([args.join(" "), result.status, result.stderr]).toEqual([args.join(" "), 0, ""])
+      expect(result.filler).toMatch(/^#+$/)
+      expect(result.stdout).toBe(expected)
+    }
   })
 })
 

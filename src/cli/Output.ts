@@ -56,15 +56,47 @@ const writeRest = (bytes: Uint8Array): Effect.Effect<void, OutputFailed> =>
     })
   })
 
-/** Writes `text` and a line break to stdout, all of it, or fails. */
+/** `text` and a line break as UTF-8, for a line written through `process.stdout`. */
+const lineBytes = (text: string): Buffer => Buffer.from(`${text}\n`, "utf8")
+
+const encoder = new TextEncoder()
+
+/**
+ * Where a line is encoded on its way to file descriptor 1, a piece at a time. The whole line
+ * encoded at once is a buffer as large as the text, 26 MB for `inspect --json` at 100,000 records:
+ * writing it took about 100 ms here, most of it the kernel handing over fresh pages, and the
+ * pieces take about 5, reusing these 64 KiB.
+ */
+const piece = new Uint8Array(64 * 1024)
+
+/**
+ * Encodes the next piece of a line into `piece`, from the unit `from` of `text`, and the line break
+ * once the text is done and there is room. `encodeInto` ends on a whole character, so no piece
+ * splits one.
+ */
+const encodePiece = (text: string, from: number) => {
+  const { read, written } = encoder.encodeInto(from === 0 ? text : text.slice(from), piece)
+  const ended = from + read === text.length && written < piece.length
+  if (ended) piece[written] = 0x0a
+  return { next: from + read, length: ended ? written + 1 : written, ended }
+}
+
+/**
+ * Writes `text` and a line break to stdout, all of it, or fails. A full non-blocking pipe (EAGAIN)
+ * hands the rest of the line, the unwritten bytes of its piece first, to `process.stdout`.
+ */
 export const printLine = (text: string): Effect.Effect<void, OutputFailed> =>
   Effect.suspend(() => {
     if (readerGone) return Effect.void
-    const bytes = Buffer.from(`${text}\n`, "utf8")
-    if (throughStream) return writeRest(bytes)
+    if (throughStream) return writeRest(lineBytes(text))
+    // The piece being written, and how much of it is.
+    let current = { next: 0, length: 0, ended: false }
     let offset = 0
     try {
-      while (offset < bytes.length) offset += fs.writeSync(1, bytes, offset)
+      while (!current.ended) {
+        current = encodePiece(text, current.next)
+        for (offset = 0; offset < current.length;) offset += fs.writeSync(1, piece, offset, current.length - offset)
+      }
       return Effect.void
     } catch (error) {
       const code = codeOf(error)
@@ -72,7 +104,10 @@ export const printLine = (text: string): Effect.Effect<void, OutputFailed> =>
         readerGone = true
         return Effect.void
       }
-      if (code === "EAGAIN") return writeRest(bytes.subarray(offset))
+      if (code === "EAGAIN") {
+        const rest = current.ended ? new Uint8Array(0) : lineBytes(text.slice(current.next))
+        return writeRest(Buffer.concat([piece.subarray(offset, current.length), rest]))
+      }
       return Effect.fail(new OutputFailed({ stream: "stdout", code }))
     }
   })

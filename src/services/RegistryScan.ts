@@ -81,6 +81,14 @@ const byFile = (a: RegistryEntry, b: RegistryEntry) => (a.file < b.file ? -1 : a
 /** The scan over one registry directory, through the file and process ports. */
 export const makeScan = (files: Files, probe: ProcessProbe, directory: string, timings: Timing.Timings) => {
   /**
+   * What `path.join(directory, name)` puts before a name, worked out once: a listed `*.json` name is
+   * one plain component (no separator, never `.` or `..`), so the join is this and the name. A join
+   * per entry normalizes the directory again each time: 45 to 90 ms of `inspect` at 100,000 records in
+   * profiles here.
+   */
+  const beforeName = path.join(directory, "_").slice(0, -1)
+
+  /**
    * A failed read is `unreadable` only when the earlier checks still pass: an unreadable file of
    * more than 256 KiB is `too_large`, as the contract orders them (the stat needs no read permission).
    */
@@ -194,7 +202,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       const candidates = records.flatMap((entry, i): Array<Candidate> => {
         const pid = filePids[i] ?? null
         if (onlyLivePids && (pid === null || !liveness.isAlive(pid))) return []
-        return [{ file: path.join(directory, entry.name), type: entry.type, pid }]
+        return [{ file: beforeName + entry.name, type: entry.type, pid }]
       })
       const readings = yield* readAll(candidates)
       const { entries, pending } = judgeReadings(candidates, readings, liveness, yield* probe.pidDomain)
