@@ -535,8 +535,10 @@ const main = async () => {
 
   const ratio = (size, label) => results.commands[size]?.[label]?.ratio
   const largest = Math.max(...sizes)
+  // The start-up targets are the issue's, at 20 records: a run of larger registries only does not check them.
+  const startUpChecked = sizes[0] <= 20 ? ["list", "resolve", "resolve --name", "settings get", "settings set", "settings reset", "inspect"] : []
   const checks = [
-    ...["list", "resolve", "resolve --name", "settings get", "settings set", "settings reset", "inspect"].map((label) => ({
+    ...startUpChecked.map((label) => ({
       name: `${label} (${sizes[0]} records)`,
       target: `≤ ${targets[label]}× node -e 0`,
       measured: ratio(sizes[0], label),
