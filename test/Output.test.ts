@@ -184,29 +184,60 @@ describe("a full pipe that does not block (EAGAIN)", { timeout: 120_000 }, () =>
   /** Above the largest `pid_max` Linux allows: no process has these pids. */
   const firstDeadPid = 4_194_305
 
-  /** `makeHome` and `count` stale records whose names take two to four bytes a character, so that characters straddle the pieces' ends. */
+  /** The name of the large home's `i`-th record: mostly four-byte characters, so that the pieces' ends fall inside some. */
+  const largeName = (i: number) => `é-${"\u{1f600}".repeat(20 + (i % 7))}-${i}`
+
+  /** `makeHome` and `count` stale records named by `largeName`. */
   const makeLargeHome = (count: number) => {
     const home = makeHome()
     for (let i = 0; i < count; i++) {
       const pid = firstDeadPid + i
-      fs.writeFileSync(path.join(home, "sessions", `${pid}.json`), recordText(pid, { name: `é-${"\u{1f600}".repeat(i % 7)}-${i}` }))
+      fs.writeFileSync(path.join(home, "sessions", `${pid}.json`), recordText(pid, { name: largeName(i) }))
     }
     return home
+  }
+
+  /**
+   * How many of a line's 64 KiB pieces end before a character that would not fit whole (a piece
+   * holds whole characters only): the ends `printLine`'s pieces have, worked out on the bytes.
+   */
+  const piecesEndingEarly = (line: string) => {
+    const bytes = Buffer.from(`${line}\n`, "utf8")
+    let early = 0
+    for (let start = 0; start + 64 * 1024 < bytes.length;) {
+      let end = start + 64 * 1024
+      while ((bytes[end]! & 0xc0) === 0x80) end--
+      if (end < start + 64 * 1024) early++
+      start = end
+    }
+    return early
   }
 
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
   /**
    * Node's `spawn` hands a child blocking stdio, and creating `process.stdout` on a pipe makes it
-   * non-blocking again: this preload does that, as a parent sharing a non-blocking pipe would.
+   * non-blocking again: this preload does that, as a parent sharing a non-blocking pipe would. It
+   * also leaves a file (`HANDED_OVER`) when the command first hands output to `process.stdout`,
+   * which it does only once a write found the pipe full.
    */
   const nonBlockingStdout = path.join(tmp, "non-blocking-stdout.cjs")
-  fs.writeFileSync(nonBlockingStdout, "void process.stdout\n")
+  fs.writeFileSync(
+    nonBlockingStdout,
+    `const stdout = process.stdout
+const write = stdout.write
+stdout.write = function (...args) {
+  stdout.write = write
+  require("node:fs").writeFileSync(process.env.HANDED_OVER, "")
+  return write.apply(this, args)
+}
+`
+  )
 
   /**
    * The command with its stdout on a FIFO that does not block and is full of `#` but for `room`
-   * bytes, read only after a second, so that its writes find the pipe full (a command slower to
-   * start than that would write into a pipe being read, and test less, not fail).
+   * bytes, read only once the command has handed output over to `process.stdout` (so its writes
+   * certainly found the pipe full).
    */
   const throughFullPipe = async (home: string, args: ReadonlyArray<string>, room: number) => {
     const fifo = path.join(tmp, `fifo-${homes++}`)
@@ -221,15 +252,21 @@ describe("a full pipe that does not block (EAGAIN)", { timeout: 120_000 }, () =>
         if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error
       }
       filled -= fs.readSync(reader, Buffer.alloc(room))
+      const handedOver = `${fifo}.handed-over`
       const child = spawn(process.execPath, ["--require", nonBlockingStdout, bin, "--claude-home", home, ...args], {
         stdio: ["ignore", writer, "pipe"],
-        env: { PATH: process.env.PATH, HOME: "/nonexistent-home" }
+        env: { PATH: process.env.PATH, HOME: "/nonexistent-home", HANDED_OVER: handedOver }
       })
       fs.closeSync(writer)
       let stderr = ""
       child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
       const exited = new Promise<number | null>((resolve) => child.once("close", resolve))
-      await sleep(1000)
+      const exitedEarly = exited.then(() => "exited" as const)
+      while (!fs.existsSync(handedOver)) {
+        // A command that ends without handing anything over was never refused by the full pipe.
+        if ((await Promise.race([exitedEarly, sleep(10)])) === "exited" && !fs.existsSync(handedOver)) break
+      }
+      expect(fs.existsSync(handedOver)).toBe(true)
       const chunks: Array<Buffer> = []
       const buffer = Buffer.alloc(64 * 1024)
       for (;;) {
@@ -254,10 +291,15 @@ describe("a full pipe that does not block (EAGAIN)", { timeout: 120_000 }, () =>
     const expected = inShell(home, ["inspect", "--json"], "").stdout
     expect(Buffer.byteLength(expected)).toBeGreaterThan(4 * 64 * 1024)
     // Room for two pages: the first piece is written in part before the pipe is full.
+    expect(piecesEndingEarly(expected.trimEnd())).toBeGreaterThan(0)
     const result = await throughFullPipe(home, ["inspect", "--json"], 8192)
     expect([result.status, result.stderr]).toEqual([0, ""])
     expect(result.filler).toMatch(/^#+$/)
     expect(result.stdout).toBe(expected)
+    // Not only the same as another run of the command: every name as it was written, none cut.
+    expect(result.stdout.includes("\ufffd")).toBe(false)
+    const names = (JSON.parse(result.stdout) as Array<{ name: string }>).map((row) => row.name)
+    expect(names.filter((name) => name !== "app").sort()).toEqual(Array.from({ length: 1500 }, (_, i) => largeName(i)).sort())
   })
 
   it("a short line that finds the pipe full arrives whole after what was in it", async () => {

@@ -361,10 +361,10 @@ const stateOf = (pid: number): string | undefined => {
   }
 }
 
-/** Counts `kill(pid, 0)` by spying on `process.kill`; the children are killed through their handles. */
 /**
- * Counts `kill(pid, 0)` system calls: every one Node makes goes through `process._kill`, which the
- * probe calls itself for speed and `process.kill` calls after validating its arguments.
+ * Counts `kill(pid, 0)` system calls by spying on `process._kill`, which the probe calls itself for
+ * speed and `process.kill` calls after validating its arguments; the children are killed through
+ * their handles, which do not go through it.
  */
 const countSignalZero = () => {
   let spy: { readonly mock: { readonly calls: ReadonlyArray<ReadonlyArray<unknown>> }; mockRestore(): void } | undefined

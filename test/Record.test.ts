@@ -1,6 +1,6 @@
 /**
- * `readRecord` decodes a record's descriptive fields with a loop over the field table rather than
- * the `RecordDescription` Schema made from the same table (it runs thousands of times per scan): the
+ * `readRecord` decodes a record's descriptive fields by reading each one as the field table says,
+ * rather than through the `RecordDescription` Schema made from the same table (it runs thousands of times per scan): the
  * two must give the same answer for any input.
  */
 import { describe, expect, it } from "@effect/vitest"

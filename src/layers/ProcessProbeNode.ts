@@ -53,13 +53,17 @@ const rawEsrch = process.platform !== "win32" && Number.isSafeInteger(esrchErrno
  * name looked up in libuv's table, an error object: 13 dead pids took 1.2 ms here, the first one
  * most of it). `process._kill`, the binding `process.kill` wraps (it validates its arguments and
  * throws what this returns), returns libuv's error as a number instead: 0.05 ms for the same 13.
- * It is read at each call and used only where it answers with a number; otherwise `process.kill`.
+ * It is read at each call; where it is missing or answers anything but 0 or ESRCH, `process.kill` answers.
  */
 export const signalZero = (pid: number): boolean => {
+  // The binding reads the pid as a 32-bit integer: only a real pid may reach it (no process has another).
+  if (!isProcessId(pid)) return false
   const raw = (process as unknown as { readonly _kill?: unknown })._kill
   if (rawEsrch !== undefined && typeof raw === "function") {
     const result: unknown = raw.call(process, pid, 0)
-    if (typeof result === "number") return result !== rawEsrch
+    // Success and ESRCH are the answers it is trusted with; anything else `process.kill` tells.
+    if (result === 0) return true
+    if (result === rawEsrch) return false
   }
   try {
     process.kill(pid, 0)
