@@ -43,9 +43,11 @@ const isProcessId = (pid: number): boolean => Number.isSafeInteger(pid) && pid >
 const errorCode = (error: unknown): unknown =>
   typeof error === "object" && error !== null ? (error as { readonly code?: unknown }).code : undefined
 
-/** libuv's error for ESRCH: the negated errno on Unix. Windows' libuv codes are not errnos. */
-const esrchErrno = os.constants.errno.ESRCH
-const rawEsrch = process.platform !== "win32" && Number.isSafeInteger(esrchErrno) && esrchErrno > 0 ? -esrchErrno : undefined
+/** libuv's error for an errno: the negated errno on Unix. Windows' libuv codes are not errnos. */
+const rawError = (errno: number | undefined): number | undefined =>
+  process.platform !== "win32" && errno !== undefined && Number.isSafeInteger(errno) && errno > 0 ? -errno : undefined
+const rawEsrch = rawError(os.constants.errno.ESRCH)
+const rawEperm = rawError(os.constants.errno.EPERM)
 
 /**
  * `kill(pid, 0)`: false only for ESRCH. Most registry records are stale, so ESRCH is the common
@@ -53,16 +55,18 @@ const rawEsrch = process.platform !== "win32" && Number.isSafeInteger(esrchErrno
  * name looked up in libuv's table, an error object: 13 dead pids took 1.2 ms here, the first one
  * most of it). `process._kill`, the binding `process.kill` wraps (it validates its arguments and
  * throws what this returns), returns libuv's error as a number instead: 0.05 ms for the same 13.
- * It is read at each call; where it is missing or answers anything but 0 or ESRCH, `process.kill` answers.
+ * It is read at each call; where it is missing or answers anything but 0, EPERM or ESRCH, `process.kill`
+ * answers.
  */
 export const signalZero = (pid: number): boolean => {
   // The binding reads the pid as a 32-bit integer: only a real pid may reach it (no process has another).
   if (!isProcessId(pid)) return false
   const raw = (process as unknown as { readonly _kill?: unknown })._kill
-  if (rawEsrch !== undefined && typeof raw === "function") {
+  if (rawEsrch !== undefined && rawEperm !== undefined && typeof raw === "function") {
     const result: unknown = raw.call(process, pid, 0)
-    // Success and ESRCH are the answers it is trusted with; anything else `process.kill` tells.
-    if (result === 0) return true
+    // Success, EPERM (another user's process) and ESRCH are the answers it is trusted with; anything
+    // else `process.kill` tells.
+    if (result === 0 || result === rawEperm) return true
     if (result === rawEsrch) return false
   }
   try {
