@@ -108,10 +108,13 @@ const onFirstUse = [
   ["src/layers/FilesNodeWatch.ts", "src/layers/FilesNodeWatchOnFirstUse.ts"]
 ].map(([original, replacement]) => [path.join(root, original), path.join(root, replacement)])
 
+/** The imports that name one of those modules (`./ErrorClasses.js`, …), from the table. */
+const onFirstUseImport = new RegExp(`^\\./(${onFirstUse.map(([original]) => path.basename(original, ".ts")).join("|")})\\.js$`)
+
 const onFirstUsePlugin = {
   name: "on-first-use",
   setup(build) {
-    build.onResolve({ filter: /^\.\/(ErrorClasses|FilesNodeWatch)\.js$/ }, (args) => {
+    build.onResolve({ filter: onFirstUseImport }, (args) => {
       const target = path.join(args.resolveDir, args.path.replace(/\.js$/, ".ts"))
       const replacement = onFirstUse.find(([original]) => original === target)?.[1]
       return replacement === undefined || args.importer === replacement ? undefined : { path: replacement }

@@ -271,7 +271,10 @@ describe("a Claude home that does not exist", { timeout: 60_000 }, () => {
   it("settings get in a home that exists, without a settings file, is only that", () => {
     const quiet = path.join(tmp, "home-without-settings")
     fs.mkdirSync(quiet)
-    expect(runCli(["--claude-home", quiet, "settings", "get"]).stdout).not.toContain("does not exist")
+    const get = runCli(["--claude-home", quiet, "settings", "get"])
+    expect(get.status).toBe(0)
+    expect(get.stdout).toContain(`settings file        ${path.join(quiet, "settings.json")}\n`)
+    expect(get.stdout).not.toContain("does not exist")
   })
 
   it("a home without its sessions directory names the directory that is missing", () => {

@@ -1,8 +1,9 @@
 /**
  * A private tmux server (`tmux -S <socket path>` with its own configuration file), so the check never
  * touches the user's tmux sessions. Its socket lives in the run's directory: tmux leaves the socket
- * file behind when its server exits, and the run's directory is removed at the end. Panes stay after their process exits (`remain-on-exit`), so a
- * Claude Code that quit can be diagnosed from its last screen.
+ * file behind when its server exits, and the run's directory is removed at the end. Panes stay after
+ * their process exits (`remain-on-exit`), so a Claude Code that quit can be diagnosed from its last
+ * screen.
  */
 import { spawnSync } from "node:child_process"
 import { writeFileSync } from "node:fs"

@@ -45,6 +45,10 @@ const reportedWithNote = <A, R>(effect: Effect.Effect<A, ReportedError | OutputF
 
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
 
+/** Whether nothing is at `path` (any other failure to stat it is not that). */
+const isAbsent = (path: string) =>
+  Effect.flatMap(Files, (files) => Effect.match(files.stat(path), { onFailure: isNotFound, onSuccess: () => false }))
+
 /**
  * The directory (the Claude home, else its `sessions`) that does not exist, when that is why an
  * answer is empty: a mistyped `--claude-home` must not look like a machine with no sessions. Only
@@ -53,9 +57,8 @@ const isNotFound = (error: PlatformError): boolean => error._tag === "SystemErro
  */
 const missingDirectory = Effect.gen(function*() {
   const home = yield* ClaudeHome
-  const files = yield* Files
   for (const directory of [home.root, home.sessionsDirectory]) {
-    if (yield* Effect.match(files.stat(directory), { onFailure: isNotFound, onSuccess: () => false })) return directory
+    if (yield* isAbsent(directory)) return directory
   }
   return undefined
 })
@@ -91,8 +94,7 @@ const missingHome = (view: SettingsView) =>
   Effect.gen(function*() {
     if (view.revision !== emptyRevision) return undefined
     const home = yield* ClaudeHome
-    const absent = yield* Effect.match((yield* Files).stat(home.root), { onFailure: isNotFound, onSuccess: () => false })
-    return absent ? home.root : undefined
+    return (yield* isAbsent(home.root)) ? home.root : undefined
   })
 
 export const settingsGet = /*#__PURE__*/ Effect.fn("settings get")(function*(json: boolean) {

@@ -2,8 +2,9 @@
  * The command's composition root: each command's handler over the Node services it uses, for its
  * Claude home. A short command's services are provided without building layers
  * (`provideNodeRegistry`, `provideNodeSettings`, `provideNodePolicy`); `watch`, which runs until
- * stopped, gets every service from `layerNode`. The fast path (`Recognize.ts`, one bundle part per command: `direct/`)
- * and the full command line (`Root.ts`, through `runInvocation`) run the same functions here.
+ * stopped, gets every service from `layerNode`. The fast path (`Recognize.ts`, one bundle part per
+ * command: `direct/`) and the full command line (`Root.ts`, through `runInvocation`) run the same
+ * functions here.
  */
 import * as Effect from "effect/Effect"
 import { layerNode, provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "../layers/Node.js"

@@ -4,10 +4,10 @@
  *
  * The registry, the settings and the policy can also be provided alone, to one effect, without
  * building layers (`provideRegistry`, `provideSettings`, `providePolicy`): each is its own `make`
- * run over the same ports, as its layer runs it. That is for a program that runs once and uses one service, such as each of the command's
- * recognized commands: building layers (a memo map, scopes, a fiber per merged layer) was about a
- * third of what `list --json` spent in JavaScript, and these services acquire nothing a layer's scope
- * would have to release.
+ * run over the same ports, as its layer runs it. That is for a program that runs once and uses one
+ * service, such as each of the command's recognized commands: building layers (a memo map, scopes,
+ * a fiber per merged layer) was about a third of what `list --json` spent in JavaScript, and these
+ * services acquire nothing a layer's scope would have to release.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
