@@ -26,6 +26,7 @@ import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { applyPatch, libraryPatches } from "./effect-patches.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const outfile = process.env.OUT ?? path.join(root, "dist", "claude-peers.cjs")
@@ -56,36 +57,19 @@ const partsPlugin = {
 }
 
 /**
- * Effect's logger module reads `process.stdout` when it is initialized, to pick the pretty logger's
- * colors, and reading it creates the stream: on a pipe (a status line, a script) that loads `net`
- * and the streams, which the command never uses (it prints with `fs.writeSync`, see `Output.ts`).
- * Measured on `list --json` into a pipe: 15 M of 180 M instructions. The three constants become
- * functions, computed when a pretty logger is made. The text is matched exactly: another version of
- * the module fails the build rather than bundle unpatched.
+ * Effect's modules, patched in the command's bundle only where they do start-up work the command
+ * never needs (`effect-patches.mjs` says which and why). Each edit matches its text exactly: another
+ * version of a module fails the build rather than bundle unpatched.
  */
-const stdoutProbes = [
-  'const hasProcessStdout = typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null;',
-  "const processStdoutIsTTY = hasProcessStdout && process.stdout.isTTY === true;",
-  'const hasProcessStdoutOrDeno = hasProcessStdout || "Deno" in globalThis;'
-]
-
-const lazyStdoutPlugin = {
-  name: "lazy-stdout",
+const libraryPatchesPlugin = {
+  name: "library-patches",
   setup(build) {
-    build.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]esm[\\/]internal[\\/]logger\.js$/ }, async (args) => {
-      let source = await fs.promises.readFile(args.path, "utf8")
-      for (const line of stdoutProbes) {
-        if (!source.includes(line)) throw new Error(`${args.path}: expected \`${line}\``)
-        source = source.replace(line, "")
-      }
-      source = source.replace(/\b(hasProcessStdout|processStdoutIsTTY|hasProcessStdoutOrDeno)\b/g, "$1()")
-      source += `
-function hasProcessStdout() { return typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null }
-function processStdoutIsTTY() { return hasProcessStdout() && process.stdout.isTTY === true }
-function hasProcessStdoutOrDeno() { return hasProcessStdout() || "Deno" in globalThis }
-`
-      return { contents: source, loader: "js" }
-    })
+    for (const patch of libraryPatches) {
+      build.onLoad({ filter: patch.module }, async (args) => ({
+        contents: applyPatch(patch, await fs.promises.readFile(args.path, "utf8"), args.path),
+        loader: "js"
+      }))
+    }
   }
 }
 
@@ -141,7 +125,7 @@ const bundle = (entry, plugins) =>
     supported: { "dynamic-import": false },
     legalComments: "none",
     metafile: true,
-    plugins: [lazyStdoutPlugin, onFirstUsePlugin, ...plugins],
+    plugins: [libraryPatchesPlugin, onFirstUsePlugin, ...plugins],
     logLevel: "warning"
   })
 

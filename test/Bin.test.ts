@@ -228,6 +228,26 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(refused.keys).toContain("effect/Schema/astCache")
   })
 
+  it("a `list` formats no stack trace (the bundle asks Effect's start-up question of the frames)", () => {
+    // Formatting a position in the bundle makes V8 index the line ends of the whole part first.
+    const hook = path.join(freshDir("hook"), "count-stacks.cjs")
+    fs.writeFileSync(
+      hook,
+      `const format = Error.prepareStackTrace
+      let formatted = 0
+      Error.prepareStackTrace = (error, frames) => (formatted++, format(error, frames))
+      process.on("exit", () => require("node:fs").writeSync(2, "formatted: " + formatted + "\\n"))\n`
+    )
+    const result = spawnSync(process.execPath, ["-r", hook, bin, "--claude-home", home, "list", "--json"], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, HOME: "/nonexistent-home", CLAUDE_PEERS_CACHE_DIR: freshDir("cache") },
+      timeout: 30_000
+    })
+    expect(result.status).toBe(0)
+    expect((JSON.parse(result.stdout) as Array<{ name: string }>).map((s) => s.name)).toEqual(["alpha"])
+    expect(result.stderr).toBe("formatted: 0\n")
+  })
+
   it("each recognized command runs its own part with its own cache, so none inherits another's", () => {
     const cacheDir = freshDir("cache")
     const env = { CLAUDE_PEERS_CACHE_DIR: cacheDir }

@@ -1,0 +1,71 @@
+/**
+ * The patches the command's bundle applies to Effect (`scripts/effect-patches.mjs`): each still
+ * matches the installed version, and each answers what the code it replaces answers.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Array as Arr, FastCheck as fc, Utils } from "effect"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as path from "node:path"
+import { applyPatch, dedupeNumbers, isNotOptimizedAwayProbe, libraryPatches } from "../scripts/effect-patches.mjs"
+
+const effectDist = path.join(path.dirname(createRequire(import.meta.url).resolve("effect/package.json")), "dist", "esm")
+
+/** Every file of Effect's ESM build. */
+const effectFiles = (fs.readdirSync(effectDist, { recursive: true }) as Array<string>)
+  .filter((file) => file.endsWith(".js"))
+  .map((file) => path.join(effectDist, file))
+
+describe("the bundle's patches of Effect", () => {
+  it("each patch names exactly one module of the installed Effect, and all its edits match it", () => {
+    for (const patch of libraryPatches) {
+      const files = effectFiles.filter((file) => patch.module.test(file))
+      expect(files, String(patch.module)).toHaveLength(1)
+      const source = fs.readFileSync(files[0]!, "utf8")
+      expect(applyPatch(patch, source, files[0]!)).not.toBe(source)
+    }
+  })
+
+  it("an edit whose text is missing fails, naming the file", () => {
+    expect(() => applyPatch({ module: /x/, edits: [["not there", ""]] }, "some text", "x.js")).toThrow(/x\.js: expected `not there`/)
+  })
+
+  it("dedupeNumbers keeps what Array.dedupe keeps, in order, for any numbers", () => {
+    const numbers = fc.array(
+      fc.oneof(fc.double(), fc.constantFrom(0, -0, Number.NaN, Infinity, -Infinity, 0.5, 1, 2 ** 53)),
+      { maxLength: 40 }
+    )
+    fc.assert(fc.property(numbers, (values) => {
+      expect(dedupeNumbers(values)).toEqual(Arr.dedupe(values))
+    }))
+    expect(dedupeNumbers([Number.NaN, Number.NaN, 0, -0])).toEqual([Number.NaN, Number.NaN, 0])
+  })
+
+  it("dedupeNumbers defers to Array.dedupe inside a structural region and for values that are not numbers", () => {
+    const close = (a: unknown, b: unknown) => typeof a === "number" && typeof b === "number" && Math.abs(a - b) < 0.01
+    const inRegion = (f: () => unknown) => Utils.structuralRegion(f, close)
+    expect(inRegion(() => dedupeNumbers([1, 1.001, 2]))).toEqual([1, 2])
+    expect(inRegion(() => dedupeNumbers([1, 1.001, 2]))).toEqual(inRegion(() => Arr.dedupe([1, 1.001, 2])))
+    const objects = [{ a: 1 }, "1", 1]
+    expect(dedupeNumbers(objects)).toEqual(Arr.dedupe(objects))
+  })
+
+  it("the stack-trace probe answers what formatting the stack answers, and leaves prepareStackTrace as it was", () => {
+    const standard = { effect_internal_function: <A>(body: () => A): A => body() }
+    const probe = new Function("standard", `return ${isNotOptimizedAwayProbe}`) as (s: typeof standard) => boolean
+    const original = () => standard.effect_internal_function(() => new Error().stack)?.includes("effect_internal_function") === true
+    const before = Error.prepareStackTrace
+    const limit = Error.stackTraceLimit
+    try {
+      expect(probe(standard)).toBe(true)
+      expect(probe(standard)).toBe(original())
+      // No frames at all: neither finds the name.
+      Error.stackTraceLimit = 0
+      expect(probe(standard)).toBe(false)
+      expect(original()).toBe(false)
+    } finally {
+      Error.stackTraceLimit = limit
+    }
+    expect(Error.prepareStackTrace).toBe(before)
+  })
+})
