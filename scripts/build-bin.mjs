@@ -26,7 +26,7 @@ import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { applyPatch, libraryPatches } from "./effect-patches.mjs"
+import { libraryPatchesPlugin } from "./effect-patches.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const outfile = process.env.OUT ?? path.join(root, "dist", "claude-peers.cjs")
@@ -53,23 +53,6 @@ const partsPlugin = {
       if (part === undefined) throw new Error(`${args.path}: no such part`)
       return { path: part.id, external: true }
     })
-  }
-}
-
-/**
- * Effect's modules, patched in the command's bundle only where they do start-up work the command
- * never needs (`effect-patches.mjs` says which and why). Each edit matches its text exactly: another
- * version of a module fails the build rather than bundle unpatched.
- */
-const libraryPatchesPlugin = {
-  name: "library-patches",
-  setup(build) {
-    for (const patch of libraryPatches) {
-      build.onLoad({ filter: patch.module }, async (args) => ({
-        contents: applyPatch(patch, await fs.promises.readFile(args.path, "utf8"), args.path),
-        loader: "js"
-      }))
-    }
   }
 }
 
@@ -125,6 +108,7 @@ const bundle = (entry, plugins) =>
     supported: { "dynamic-import": false },
     legalComments: "none",
     metafile: true,
+    // Effect's modules, patched where they do start-up work the command never needs (see the module).
     plugins: [libraryPatchesPlugin, onFirstUsePlugin, ...plugins],
     logLevel: "warning"
   })

@@ -6,6 +6,8 @@
  * patch to the behaviour of the code it replaces.
  */
 import * as Arr from "effect/Array"
+import * as fs from "node:fs"
+import { fileURLToPath } from "node:url"
 import { structuralRegionState } from "effect/Utils"
 
 /**
@@ -14,15 +16,21 @@ import { structuralRegionState } from "effect/Utils"
  * `Equal.equals` is `===` unless a structural region's tester says otherwise, so outside a region
  * the same pairwise test runs on `===`, keeping the first of each (two NaN stay two, 0 and -0 one).
  */
-export function dedupeNumbers(values) {
-  if (structuralRegionState.enabled || !values.every((value) => typeof value === "number")) return Arr.dedupe(values)
-  const out = []
+const dedupeNumbersSource = `function dedupeNumbers(values) {
+  if (structuralRegionState.enabled || !values.every((value) => typeof value === "number")) return Arr.dedupe(values);
+  const out = [];
   next: for (const value of values) {
-    for (const kept of out) if (kept === value) continue next
-    out.push(value)
+    for (const kept of out) if (kept === value) continue next;
+    out.push(value);
   }
-  return out
-}
+  return out;
+}`
+
+/** The function the patch appends to the module, over the same `Arr` and region state, for the tests. */
+export const dedupeNumbers = new Function("Arr", "structuralRegionState", `${dedupeNumbersSource}\nreturn dedupeNumbers`)(
+  Arr,
+  structuralRegionState
+)
 
 /** The question `Utils` asks: is a frame named `effect_internal_function` in a stack trace taken inside one? */
 export const isNotOptimizedAwayProbe = `(() => {
@@ -70,6 +78,24 @@ function hasProcessStdoutOrDeno() { return hasProcessStdout() || "Deno" in globa
     ]]
   },
   {
+    // The fiber runtime imports `Micro` for one thing: running a `Micro` yielded inside an `Effect`.
+    // Initializing `Micro` (its classes, constants and scheduler) was 0.6 ms of `list --json`'s
+    // start-up here, the most of any module after the runtime's own two; it is now initialized
+    // when a fiber first meets a `Micro`.
+    module: effectModule("internal/fiberRuntime.js"),
+    edits: [
+      ['import * as Micro from "../Micro.js";', ""],
+      [
+        "const fiber = Micro.runFork(Micro.provideContext(op, this.currentContext));",
+        "const Micro = microModule();\n      const fiber = Micro.runFork(Micro.provideContext(op, this.currentContext));"
+      ]
+    ],
+    append: `
+let micro;
+function microModule() { return micro ??= require(${JSON.stringify(fileURLToPath(new URL("effect-micro-run.mjs", import.meta.url)))}); }
+`
+  },
+  {
     // The fiber runtime's lifetime histogram, built as the runtime loads, de-duplicates its 35
     // boundaries pairwise: about 600 comparisons, each with an `arguments` object (see `dedupeNumbers`).
     module: effectModule("internal/metric/boundaries.js"),
@@ -79,10 +105,23 @@ function hasProcessStdoutOrDeno() { return hasProcessStdout() || "Deno" in globa
     ]],
     append: `
 import { structuralRegionState } from "../../Utils.js";
-${dedupeNumbers.toString()}
+${dedupeNumbersSource}
 `
   }
 ]
+
+/** An esbuild plugin that applies every patch to the module it names. */
+export const libraryPatchesPlugin = {
+  name: "library-patches",
+  setup(build) {
+    for (const patch of libraryPatches) {
+      build.onLoad({ filter: patch.module }, async (args) => ({
+        contents: applyPatch(patch, await fs.promises.readFile(args.path, "utf8"), args.path),
+        loader: "js"
+      }))
+    }
+  }
+}
 
 /** A module's text with `patch` applied; fails when an edit's text is not there. */
 export const applyPatch = (patch, source, file) => {

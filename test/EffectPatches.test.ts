@@ -2,12 +2,21 @@
  * The patches the command's bundle applies to Effect (`scripts/effect-patches.mjs`): each still
  * matches the installed version, and each answers what the code it replaces answers.
  */
-import { describe, expect, it } from "@effect/vitest"
-import { Array as Arr, FastCheck as fc, Utils } from "effect"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Array as Arr, FastCheck as fc, MetricBoundaries, Utils } from "effect"
+import * as esbuild from "esbuild"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
+import * as os from "node:os"
 import * as path from "node:path"
-import { applyPatch, dedupeNumbers, isNotOptimizedAwayProbe, libraryPatches } from "../scripts/effect-patches.mjs"
+import {
+  applyPatch,
+  dedupeNumbers,
+  isNotOptimizedAwayProbe,
+  libraryPatches,
+  libraryPatchesPlugin
+} from "../scripts/effect-patches.mjs"
 
 const effectDist = path.join(path.dirname(createRequire(import.meta.url).resolve("effect/package.json")), "dist", "esm")
 
@@ -15,6 +24,28 @@ const effectDist = path.join(path.dirname(createRequire(import.meta.url).resolve
 const effectFiles = (fs.readdirSync(effectDist, { recursive: true }) as Array<string>)
   .filter((file) => file.endsWith(".js"))
   .map((file) => path.join(effectDist, file))
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-patches-"))
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
+
+/**
+ * A program that uses what the patches touch, bundled as the command is (ESM builds, the patches
+ * applied), printing one JSON object.
+ */
+const program = `
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as Micro from "effect/Micro"
+import * as Utils from "effect/Utils"
+class Greeting extends Context.Tag("Greeting")() {}
+const sync = Effect.runSync(Effect.gen(function* () { return yield* Micro.succeed(1) }))
+const fromContext = Effect.runSync(Effect.gen(function* () { return yield* Micro.service(Greeting) }).pipe(Effect.provideService(Greeting, "hello")))
+const failed = Effect.runSync(Effect.flip(Effect.gen(function* () { return yield* Micro.fail("no") })))
+const later = await Effect.runPromise(Effect.gen(function* () { return yield* Micro.sleep(5).pipe(Micro.as(2)) }))
+const boundaries = MetricBoundaries.exponential({ start: 0.5, factor: 2, count: 35 }).values
+console.log(JSON.stringify({ sync, fromContext, failed, later, boundaries, internalCallHasFinally: Utils.internalCall.toString().includes("finally") }))
+`
 
 describe("the bundle's patches of Effect", () => {
   it("each patch names exactly one module of the installed Effect, and all its edits match it", () => {
@@ -67,5 +98,39 @@ describe("the bundle's patches of Effect", () => {
       Error.stackTraceLimit = limit
     }
     expect(Error.prepareStackTrace).toBe(before)
+  })
+
+  it("a bundle built with them runs Micro inside Effect, builds the same boundaries, and picks the same internal call", async () => {
+    const entry = path.join(tmp, "program.mjs")
+    fs.writeFileSync(entry, program)
+    const outfile = path.join(tmp, "program.cjs")
+    await esbuild.build({
+      entryPoints: [entry],
+      nodePaths: [path.resolve(effectDist, "..", "..", "..")],
+      bundle: true,
+      outfile,
+      platform: "node",
+      format: "esm",
+      mainFields: ["module", "main"],
+      conditions: ["import"],
+      plugins: [libraryPatchesPlugin],
+      logLevel: "silent"
+    })
+    const bundled = fs.readFileSync(outfile, "utf8")
+    // The patches were applied: Micro is initialized on first use.
+    expect(bundled).toContain("microModule()")
+    const mjs = path.join(tmp, "program.bundle.mjs")
+    fs.renameSync(outfile, mjs)
+    const result = spawnSync(process.execPath, [mjs], { encoding: "utf8", timeout: 30_000 })
+    expect(result.stderr).toBe("")
+    expect(JSON.parse(result.stdout)).toEqual({
+      sync: 1,
+      fromContext: "hello",
+      failed: "no",
+      later: 2,
+      // Through JSON, as printed (Infinity, the last boundary, is null there).
+      boundaries: JSON.parse(JSON.stringify(MetricBoundaries.exponential({ start: 0.5, factor: 2, count: 35 }).values)),
+      internalCallHasFinally: Utils.internalCall.toString().includes("finally")
+    })
   })
 })
