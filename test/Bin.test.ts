@@ -248,6 +248,53 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(result.stderr).toBe("formatted: 0\n")
   })
 
+  it("a `list` loads node:os only to find the user's home when HOME is unset", () => {
+    const hook = path.join(freshDir("hook"), "modules.cjs")
+    fs.writeFileSync(
+      hook,
+      `process.on("exit", () => require("node:fs").writeSync(2, "os: " + process.moduleLoadList.includes("NativeModule os") + "\\n"))\n`
+    )
+    const user = freshDir("user")
+    fs.cpSync(path.join(home, "sessions"), path.join(user, ".claude", "sessions"), { recursive: true })
+    const withHook = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+      spawnSync(process.execPath, ["-r", hook, bin, ...args], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, CLAUDE_PEERS_CACHE_DIR: freshDir("cache"), ...env },
+        timeout: 30_000
+      })
+    for (const [args, env] of [
+      [["list", "--json"], { HOME: user }],
+      [["list", "--json"], { HOME: "/nonexistent-home", CLAUDE_CONFIG_DIR: path.join(user, ".claude") }],
+      [["--claude-home", home, "list", "--json"], { HOME: "/nonexistent-home" }]
+    ] as const) {
+      const result = withHook(args, env)
+      expect(result.status).toBe(0)
+      expect((JSON.parse(result.stdout) as Array<{ name: string }>).map((s) => s.name)).toEqual(["alpha"])
+      expect(result.stderr).toBe("os: false\n")
+    }
+  })
+
+  it.skipIf(process.getuid?.() !== 0 || !fs.existsSync("/usr/bin/setpriv"))(
+    "without HOME, a `list` asks node:os for the user's home (nobody's: /nonexistent, never this user's ~/.claude)",
+    () => {
+      const hook = path.join(freshDir("hook"), "modules.cjs")
+      fs.writeFileSync(
+        hook,
+        `process.on("exit", () => require("node:fs").writeSync(2, "os: " + process.moduleLoadList.includes("NativeModule os") + "\\n"))\n`
+      )
+      const temporary = freshDir("tmp")
+      fs.chmodSync(temporary, 0o1777)
+      const result = spawnSync(
+        "/usr/bin/setpriv",
+        ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", process.execPath, "-r", hook, bin, "list"],
+        { encoding: "utf8", env: { PATH: process.env.PATH, TMPDIR: temporary }, timeout: 30_000 }
+      )
+      expect(result.status).toBe(0)
+      expect(result.stdout).toBe("no live sessions (/nonexistent/.claude does not exist)\n")
+      expect(result.stderr).toBe("os: true\n")
+    }
+  )
+
   it("each recognized command runs its own part with its own cache, so none inherits another's", () => {
     const cacheDir = freshDir("cache")
     const env = { CLAUDE_PEERS_CACHE_DIR: cacheDir }

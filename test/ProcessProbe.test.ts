@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { vi } from "vitest"
 import { layer as layerMemory, makeMemoryProcesses } from "../src/layers/ProcessProbeMemory.js"
@@ -420,6 +421,14 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
   }))
 
   const probe = makeNode("linux")
+
+  it.skipIf(process.platform !== "linux" && process.platform !== "darwin")(
+    "the errno numbers signalZero knows without node:os are this platform's",
+    () => {
+      expect(os.constants.errno.ESRCH).toBe(3)
+      expect(os.constants.errno.EPERM).toBe(1)
+    }
+  )
 
   it.live("signalZero answers as process.kill does: a live child, this process and pid 1 alive, a reaped child and an unused pid dead", () =>
     Effect.gen(function*() {

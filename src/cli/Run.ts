@@ -8,11 +8,15 @@
  */
 import * as Effect from "effect/Effect"
 import { layerNode, provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "../layers/Node.js"
+import { rootFromProcess } from "../services/ClaudeHome.js"
 import * as Handlers from "./Handlers.js"
 import type { CommandOf, Invocation } from "./Invocation.js"
 
-const registry = (invocation: Invocation) => provideNodeRegistry({ claudeHome: invocation.claudeHome })
-const settings = (invocation: Invocation) => provideNodeSettings({ claudeHome: invocation.claudeHome })
+/** The invocation's Claude home: the option, then `CLAUDE_CONFIG_DIR`, then `~/.claude`, from this process's environment. */
+const claudeHome = (invocation: Invocation) => rootFromProcess(invocation.claudeHome)
+
+const registry = (invocation: Invocation) => provideNodeRegistry({ claudeHome: claudeHome(invocation) })
+const settings = (invocation: Invocation) => provideNodeSettings({ claudeHome: claudeHome(invocation) })
 
 export const runList = (invocation: Invocation) => Handlers.list(invocation.json).pipe(registry(invocation))
 
@@ -32,11 +36,11 @@ export const runSettingsReset = (invocation: Invocation, command: CommandOf<"set
 
 export const runPolicy = (invocation: Invocation, command: CommandOf<"policy">) =>
   Handlers.policy(invocation.json, command).pipe(
-    provideNodePolicy({ claudeHome: invocation.claudeHome, managedSettingsDirectory: command.managedDirectory })
+    provideNodePolicy({ claudeHome: claudeHome(invocation), managedSettingsDirectory: command.managedDirectory })
   )
 
 export const runWatch = (invocation: Invocation, command: CommandOf<"watch">) =>
-  Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: invocation.claudeHome })))
+  Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: claudeHome(invocation) })))
 
 /** Any invocation: what the full command line runs. */
 export const runInvocation = (invocation: Invocation) => {

@@ -46,8 +46,15 @@ const errorCode = (error: unknown): unknown =>
 /** libuv's error for an errno: the negated errno on Unix. Windows' libuv codes are not errnos. */
 const rawError = (errno: number | undefined): number | undefined =>
   process.platform !== "win32" && errno !== undefined && Number.isSafeInteger(errno) && errno > 0 ? -errno : undefined
-const rawEsrch = rawError(os.constants.errno.ESRCH)
-const rawEperm = rawError(os.constants.errno.EPERM)
+/**
+ * ESRCH and EPERM. Linux and macOS number them 3 and 1 (as Unix has since V7; a test checks them
+ * against `os.constants.errno`); elsewhere `node:os` says, which the command would otherwise load
+ * only for these two numbers.
+ */
+const errno = (name: "ESRCH" | "EPERM"): number | undefined =>
+  process.platform === "linux" || process.platform === "darwin" ? { ESRCH: 3, EPERM: 1 }[name] : os.constants.errno[name]
+const rawEsrch = rawError(errno("ESRCH"))
+const rawEperm = rawError(errno("EPERM"))
 
 /**
  * `kill(pid, 0)`: false only for ESRCH. Most registry records are stale, so ESRCH is the common
