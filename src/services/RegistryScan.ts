@@ -205,7 +205,10 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
         return [{ file: beforeName + entry.name, type: entry.type, pid }]
       })
       const readings = yield* readAll(candidates)
-      const { entries, pending } = judgeReadings(candidates, readings, liveness, yield* probe.pidDomain)
+      // This machine's pid domain is asked for only when a record names one (most never do).
+      const namesDomain = readings.some((r) => r._tag !== "Verdict" && r.reading._tag !== "Rejected" && r.reading.pidDomain !== null)
+      const here = namesDomain ? yield* probe.pidDomain : Option.none()
+      const { entries, pending } = judgeReadings(candidates, readings, liveness, here)
 
       // Processes are consulted only for records that passed every other check, once per pid.
       const startTimeOf = new Set(pending.flatMap((p) => (p.procStart === null ? [] : [p.session.pid])))
