@@ -10,6 +10,7 @@ import { makeMemoryWorld } from "../src/layers/Memory.js"
 import * as ProcessProbeMemory from "../src/layers/ProcessProbeMemory.js"
 import * as ClaudeHome from "../src/services/ClaudeHome.js"
 import { Files } from "../src/services/Files.js"
+import { ProcessProbe } from "../src/services/ProcessProbe.js"
 import * as Registry from "../src/services/Registry.js"
 import { recordText } from "./support/records.js"
 
@@ -64,5 +65,46 @@ describe("Registry.list on a mostly stale registry", () => {
       expect(yield* registry.list).toEqual(liveInInspect)
       expect(entries.find((e) => e.pid === reused.pid)?.verdict._tag).toBe("pid_reused")
       expect(entries.find((e) => e.pid === deadPids[0])?.verdict._tag).toBe("dead")
+    }).pipe(Effect.provide(layer)))
+})
+
+describe("this machine's pid domain", () => {
+  const world = makeMemoryWorld()
+  const { home, processes, tree: files } = world
+  const write = (name: string, text: string) => files.writeFile(`${home.sessionsDirectory}/${name}`, text)
+  const live = processes.spawn()
+  const other = processes.spawn()
+  write(`${live.pid}.json`, recordText(live.pid, { procStart: live.startTime }))
+  write("900001.json", recordText(900001))
+
+  let domainReads = 0
+  const countingProbe = Layer.effect(
+    ProcessProbe,
+    Effect.map(ProcessProbe, (inner) => ({
+      ...inner,
+      pidDomain: Effect.suspend(() => {
+        domainReads += 1
+        return inner.pidDomain
+      })
+    }))
+  ).pipe(Layer.provide(ProcessProbeMemory.layer(processes)))
+  const layer = Registry.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(FilesMemory.layer(files), countingProbe, Layer.succeed(ClaudeHome.ClaudeHome, home)))
+  )
+
+  it.effect("is read only when some record names a pid domain, and then decides", () =>
+    Effect.gen(function*() {
+      const registry = yield* Registry.Registry
+      domainReads = 0
+      expect((yield* registry.list).map((s) => s.pid)).toEqual([live.pid])
+      expect((yield* registry.inspect).map((e) => e.verdict._tag).sort()).toEqual(["dead", "live"])
+      expect(domainReads).toBe(0)
+
+      // A record naming another domain is refused, which only this machine's domain can tell.
+      write(`${other.pid}.json`, recordText(other.pid, { pidDomain: "linux:another-machine:pid:[1]" }))
+      expect((yield* registry.list).map((s) => s.pid)).toEqual([live.pid])
+      const verdicts = (yield* registry.inspect).map((e) => [e.pid, e.verdict._tag])
+      expect(verdicts).toContainEqual([other.pid, "other_pid_domain"])
+      expect(domainReads).toBe(2)
     }).pipe(Effect.provide(layer)))
 })
