@@ -32,10 +32,20 @@ export const dedupeNumbers = new Function("Arr", "structuralRegionState", `${ded
   structuralRegionState
 )
 
-/** The question `Utils` asks: is a frame named `effect_internal_function` in a stack trace taken inside one? */
+/**
+ * The question `Utils` asks: is a frame named `effect_internal_function` in a stack trace taken
+ * inside one? Where `Error.prepareStackTrace` cannot be set (a frozen `Error`: `node
+ * --frozen-intrinsics`, a lockdown), it is asked as `Utils` asks it, of the formatted stack.
+ */
 export const isNotOptimizedAwayProbe = `(() => {
   const prepare = Error.prepareStackTrace;
-  Error.prepareStackTrace = (_, frames) => frames.some((frame) => frame.getFunctionName() === "effect_internal_function");
+  const ask = (_, frames) => frames.some((frame) => frame.getFunctionName() === "effect_internal_function");
+  try {
+    Error.prepareStackTrace = ask;
+  } catch {}
+  if (Error.prepareStackTrace !== ask) {
+    return standard.effect_internal_function(() => new Error().stack)?.includes("effect_internal_function") === true;
+  }
   try {
     return standard.effect_internal_function(() => new Error().stack) === true;
   } finally {
@@ -123,11 +133,12 @@ export const libraryPatchesPlugin = {
   }
 }
 
-/** A module's text with `patch` applied; fails when an edit's text is not there. */
+/** A module's text with `patch` applied; fails when an edit's text (or pattern) is not there. */
 export const applyPatch = (patch, source, file) => {
   let text = source
   for (const [from, to] of patch.edits) {
-    if (typeof from === "string" && !text.includes(from)) throw new Error(`${file}: expected \`${from}\``)
+    const found = typeof from === "string" ? text.includes(from) : text.search(from) !== -1
+    if (!found) throw new Error(`${file}: expected \`${from}\``)
     text = text.replace(from, to)
   }
   return text + (patch.append ?? "")

@@ -248,6 +248,25 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(result.stderr).toBe("formatted: 0\n")
   })
 
+  it("under a frozen Error (node --frozen-intrinsics) the commands answer as usual", () => {
+    // Neither Error.prepareStackTrace nor Error.stackTraceLimit can be set there: the start-up
+    // probe asks Effect's question of a formatted stack, and dead pids are checked with stacks on.
+    const env = { CLAUDE_PEERS_CACHE_DIR: freshDir("cache"), NODE_OPTIONS: "--frozen-intrinsics", NODE_NO_WARNINGS: "1" }
+    const frozen = spawnSync(process.execPath, ["-e", `"use strict"; try { Error.stackTraceLimit = 0 } catch { process.exit(7) }`], {
+      env: { PATH: process.env.PATH, ...env }
+    })
+    expect(frozen.status).toBe(7)
+    expectLiveAlpha(listJson(env))
+    const inspected = run(bin, ["--claude-home", home, "inspect", "--json"], env)
+    expect(inspected.status).toBe(0)
+    const verdicts = (JSON.parse(inspected.stdout) as Array<{ pid: number; verdict: string }>).map((e) => [e.pid, e.verdict])
+    expect(verdicts).toContainEqual([sleeper.pid, "live"])
+    expect(verdicts).toContainEqual([999999, "dead"])
+    const refused = run(bin, ["--claude-home", home, "resolve", "00000000-0000-4000-8000-000000000000", "--json"], env)
+    expect(refused.status).toBe(3)
+    expect((JSON.parse(refused.stdout) as { error: { reason: string } }).error.reason).toBe("not_live")
+  })
+
   it("a `list` loads node:os only to find the user's home when HOME is unset", () => {
     const hook = path.join(freshDir("hook"), "modules.cjs")
     fs.writeFileSync(

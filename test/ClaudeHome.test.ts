@@ -21,6 +21,8 @@ afterEach(() => {
 })
 
 describe("the user's home directory", () => {
+  // With HOME unset both ask the password database (userHome through os.homedir() itself): that
+  // case only shows that it does not throw here; the others show HOME read first, as libuv reads it.
   it("is what os.homedir() answers, with HOME set, set empty, and unset", () => {
     for (const home of ["/home/someone", "", "/tmp/a b", undefined]) {
       setEnv("HOME", home)

@@ -10,6 +10,7 @@ import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as vm from "node:vm"
 import {
   applyPatch,
   dedupeNumbers,
@@ -53,12 +54,16 @@ describe("the bundle's patches of Effect", () => {
       const files = effectFiles.filter((file) => patch.module.test(file))
       expect(files, String(patch.module)).toHaveLength(1)
       const source = fs.readFileSync(files[0]!, "utf8")
-      expect(applyPatch(patch, source, files[0]!)).not.toBe(source)
+      for (const edit of patch.edits) {
+        expect(applyPatch({ module: patch.module, edits: [edit] }, source, files[0]!), String(edit[0])).not.toBe(source)
+      }
     }
   })
 
-  it("an edit whose text is missing fails, naming the file", () => {
+  it("an edit whose text or pattern is missing fails, naming the file", () => {
     expect(() => applyPatch({ module: /x/, edits: [["not there", ""]] }, "some text", "x.js")).toThrow(/x\.js: expected `not there`/)
+    expect(() => applyPatch({ module: /x/, edits: [[/\bnot there\b/g, ""]] }, "some text", "x.js")).toThrow(/x\.js: expected/)
+    expect(applyPatch({ module: /x/, edits: [[/\b(some)\b/g, "$1()"]] }, "some text", "x.js")).toBe("some() text")
   })
 
   it("dedupeNumbers keeps what Array.dedupe keeps, in order, for any numbers", () => {
@@ -98,6 +103,20 @@ describe("the bundle's patches of Effect", () => {
       Error.stackTraceLimit = limit
     }
     expect(Error.prepareStackTrace).toBe(before)
+  })
+
+  it("where Error is frozen (node --frozen-intrinsics), the probe asks the formatted stack, as Effect does", () => {
+    // A context of its own each time, so that freezing its Error touches nothing of this process.
+    const ask = (freeze: boolean) =>
+      vm.runInNewContext(
+        `"use strict";
+        ${freeze ? "Object.freeze(Error);" : ""}
+        const standard = { effect_internal_function: (body) => body() };
+        const original = standard.effect_internal_function(() => new Error().stack)?.includes("effect_internal_function") === true;
+        [${isNotOptimizedAwayProbe}, original, Object.isFrozen(Error)]`
+      ) as [boolean, boolean, boolean]
+    expect(ask(false)).toEqual([true, true, false])
+    expect(ask(true)).toEqual([true, true, true])
   })
 
   it("a bundle built with them runs Micro inside Effect, builds the same boundaries, and picks the same internal call", async () => {

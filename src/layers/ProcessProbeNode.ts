@@ -90,7 +90,12 @@ export const signalZero = (pid: number): boolean => {
  */
 const withoutStackTraces = <A>(f: () => A): A => {
   const saved = Error.stackTraceLimit
-  Error.stackTraceLimit = 0
+  try {
+    Error.stackTraceLimit = 0
+  } catch {
+    // A frozen `Error` (`node --frozen-intrinsics`, a lockdown): the same answers, with stacks.
+    return f()
+  }
   try {
     return f()
   } finally {
