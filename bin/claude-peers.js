@@ -111,9 +111,12 @@ const isWritableDirectory = (directory) => {
 
 const userCacheDirectory = () => {
   const xdg = process.env.XDG_CACHE_HOME
-  const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(require("node:os").homedir(), ".cache")
-  const directory = path.join(base, "claude-peers")
+  let directory
   try {
+    // os.homedir() throws where HOME is unset and the user has no entry in the password database
+    // (a container run under an arbitrary uid): then there is no such directory.
+    const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(require("node:os").homedir(), ".cache")
+    directory = path.join(base, "claude-peers")
     fs.mkdirSync(directory, { recursive: true, mode: 0o700 })
   } catch {
     return null

@@ -372,14 +372,21 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       return dir
     }
 
-    const runAsNobody = (script: string, temporary: string) => {
+    const runAs = (
+      [user, group]: readonly [string, string],
+      script: string,
+      temporary: string,
+      args: ReadonlyArray<string> = ["--claude-home", home, "list", "--json"],
+      env: NodeJS.ProcessEnv = {}
+    ) => {
       const result = spawnSync(
         "/usr/bin/setpriv",
-        ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", process.execPath, script, "--claude-home", home, "list", "--json"],
-        { encoding: "utf8", env: { PATH: process.env.PATH, TMPDIR: temporary }, timeout: 30_000 }
+        [`--reuid=${user}`, `--regid=${group}`, "--clear-groups", "--", process.execPath, script, ...args],
+        { encoding: "utf8", env: { PATH: process.env.PATH, TMPDIR: temporary, ...env }, timeout: 30_000 }
       )
       return { status: result.status, stdout: result.stdout, stderr: result.stderr }
     }
+    const runAsNobody = (script: string, temporary: string) => runAs(["nobody", "nogroup"], script, temporary)
 
     it.skipIf(!canSwitchUser)("caches in a directory of its own in the temporary directory, and uses it from the next run on", () => {
       const { script, seal } = install()
@@ -408,6 +415,30 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       // Its own directory holds this run's markers while it compiles, and nothing after.
       expect(fs.readdirSync(path.join(temporary, `claude-peers-${nobody}`))).toEqual([])
       expect(fs.readFileSync(path.join(dist, cacheName)).equals(installed)).toBe(true)
+    })
+
+    // A container run under an arbitrary uid: HOME unset, and no home in the password database
+    // (os.homedir() throws).
+    const unknownUid = 54321
+    const uidIsUnknown = canSwitchUser && spawnSync("getent", ["passwd", String(unknownUid)]).status === 2
+
+    it.skipIf(!uidIsUnknown)("as a uid the system knows no home for: caches in the temporary directory, and asks for a home only when it needs one", () => {
+      const { script, seal } = install()
+      seal()
+      const temporary = systemTemporary()
+      const unknown = [String(unknownUid), String(unknownUid)] as const
+      expectLiveAlpha(runAs(unknown, script, temporary))
+      expect(fs.readdirSync(path.join(temporary, `claude-peers-${unknownUid}`))).toEqual([cacheName])
+      expectLiveAlpha(runAs(unknown, script, temporary, ["list", "--json"], { CLAUDE_CONFIG_DIR: home }))
+      // Nothing names a home: an io failure that says what to name, not a crash.
+      const refused = runAs(unknown, script, temporary, ["list", "--json"])
+      expect(refused.status).toBe(7)
+      const error = (JSON.parse(refused.stdout) as { error: { reason: string; message: string } }).error
+      expect(error.reason).toBe("io")
+      expect(error.message).toContain("--claude-home DIR or CLAUDE_CONFIG_DIR")
+      const human = runAs(unknown, script, temporary, ["settings", "get"])
+      expect([human.status, human.stdout]).toEqual([7, ""])
+      expect(human.stderr).toMatch(/^claude-peers: .*home directory cannot be found.*\n$/)
     })
 
     it.skipIf(!canSwitchUser)("does not use a directory of that name that another user made", () => {

@@ -6,41 +6,69 @@
  * command: `direct/`) and the full command line (`Root.ts`, through `runInvocation`) run the same
  * functions here.
  */
+import type { PlatformError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
+import { failWithPlatformError } from "../domain/ErrorsOnDemand.js"
 import { layerNode, provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "../layers/Node.js"
 import { rootFromProcess } from "../services/ClaudeHome.js"
 import * as Handlers from "./Handlers.js"
 import type { CommandOf, Invocation } from "./Invocation.js"
+import { reportFailures } from "./Report.js"
 
-/** The invocation's Claude home: the option, then `CLAUDE_CONFIG_DIR`, then `~/.claude`, from this process's environment. */
-const claudeHome = (invocation: Invocation) => rootFromProcess(invocation.claudeHome)
+/**
+ * The invocation's Claude home, from this process's environment: the option, then
+ * `CLAUDE_CONFIG_DIR`, then `~/.claude`. Where that needs the user's home and there is none to find
+ * (`HOME` unset, and a uid the password database does not know, as in a container run under an
+ * arbitrary uid), an `io` failure that says what to set.
+ */
+const claudeHome = (invocation: Invocation): Effect.Effect<string, PlatformError> =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(rootFromProcess(invocation.claudeHome))
+    } catch (cause) {
+      return failWithPlatformError(({ SystemError }) =>
+        new SystemError({
+          reason: "NotFound",
+          module: "FileSystem",
+          method: "homedir",
+          description: "the user's home directory cannot be found (HOME is unset and the system knows no home for " +
+            "this user): name the Claude home with --claude-home DIR or CLAUDE_CONFIG_DIR",
+          cause
+        })
+      )
+    }
+  })
 
-const registry = (invocation: Invocation) => provideNodeRegistry({ claudeHome: claudeHome(invocation) })
-const settings = (invocation: Invocation) => provideNodeSettings({ claudeHome: claudeHome(invocation) })
+/** `run` over the invocation's Claude home; a home that cannot be found is reported as every failure is. */
+const inHome = <A, E, R>(invocation: Invocation, run: (home: string) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(reportFailures(invocation.json)(claudeHome(invocation)), run)
 
-export const runList = (invocation: Invocation) => Handlers.list(invocation.json).pipe(registry(invocation))
+export const runList = (invocation: Invocation) =>
+  inHome(invocation, (home) => Handlers.list(invocation.json).pipe(provideNodeRegistry({ claudeHome: home })))
 
-export const runInspect = (invocation: Invocation) => Handlers.inspect(invocation.json).pipe(registry(invocation))
+export const runInspect = (invocation: Invocation) =>
+  inHome(invocation, (home) => Handlers.inspect(invocation.json).pipe(provideNodeRegistry({ claudeHome: home })))
 
 export const runResolve = (invocation: Invocation, command: CommandOf<"resolve">) =>
-  Handlers.resolve(invocation.json, command).pipe(registry(invocation))
+  inHome(invocation, (home) => Handlers.resolve(invocation.json, command).pipe(provideNodeRegistry({ claudeHome: home })))
 
 export const runSettingsGet = (invocation: Invocation) =>
-  Handlers.settingsGet(invocation.json).pipe(settings(invocation))
+  inHome(invocation, (home) => Handlers.settingsGet(invocation.json).pipe(provideNodeSettings({ claudeHome: home })))
 
 export const runSettingsSet = (invocation: Invocation, command: CommandOf<"settings set">) =>
-  Handlers.settingsSet(invocation.json, command).pipe(settings(invocation))
+  inHome(invocation, (home) => Handlers.settingsSet(invocation.json, command).pipe(provideNodeSettings({ claudeHome: home })))
 
 export const runSettingsReset = (invocation: Invocation, command: CommandOf<"settings reset">) =>
-  Handlers.settingsReset(invocation.json, command).pipe(settings(invocation))
+  inHome(invocation, (home) => Handlers.settingsReset(invocation.json, command).pipe(provideNodeSettings({ claudeHome: home })))
 
 export const runPolicy = (invocation: Invocation, command: CommandOf<"policy">) =>
-  Handlers.policy(invocation.json, command).pipe(
-    provideNodePolicy({ claudeHome: claudeHome(invocation), managedSettingsDirectory: command.managedDirectory })
-  )
+  inHome(invocation, (home) =>
+    Handlers.policy(invocation.json, command).pipe(
+      provideNodePolicy({ claudeHome: home, managedSettingsDirectory: command.managedDirectory })
+    ))
 
 export const runWatch = (invocation: Invocation, command: CommandOf<"watch">) =>
-  Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: claudeHome(invocation) })))
+  inHome(invocation, (home) => Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: home }))))
 
 /** Any invocation: what the full command line runs. */
 export const runInvocation = (invocation: Invocation) => {
