@@ -83,12 +83,43 @@ const read = (fd, start, end, buffer = Buffer.allocUnsafe(end - start)) =>
   buffer.toString("latin1", 0, readInto(fd, buffer, end - start, start))
 
 /**
- * A cache file's header: the magic line, then the key padded so that V8's data starts on a 16-byte
- * boundary (V8 copies cached data that is not aligned before reading it).
+ * A cache holds what its run compiled, and V8 deserializes all of it on every run that uses it. A
+ * run that fails (or finds no registry directory) builds the error classes and with them
+ * `effect/Schema`: a cache it writes is 115–140 KB larger, and every later run that succeeds
+ * pays for it (about 2 ms on `list`, 7 ms on `resolve` here). So such a run's cache is `provisional`:
+ * used as any other, until a run that builds none of it finds it and puts a `replace` note in its
+ * place. The next run then compiles without a cache and writes a final one, whatever its path: a
+ * part whose runs keep alternating between the two paths ends with a cache of both. The part's
+ * error classes say that they were built (`coldPath`).
  */
-const cacheHeader = (key) => {
-  const text = magic + key.replace(/\n/g, " ")
+const final = ""
+const provisional = "provisional "
+const replace = "replace "
+const coldPath = Symbol.for("claude-peers/cold-path")
+/** Parts whose cache was a `replace` note: the cache this run writes for them is final. */
+const replacing = new Set()
+
+/**
+ * A cache file's header: the magic line, then the cache's kind and the key, padded so that V8's
+ * data starts on a 16-byte boundary (V8 copies cached data that is not aligned before reading it).
+ */
+const cacheHeader = (key, kind = final) => {
+  const text = magic + kind + key.replace(/\n/g, " ")
   return Buffer.from(`${text.padEnd(Math.ceil((text.length + 1) / 16) * 16 - 1, " ")}\n`, "latin1")
+}
+
+/** Which cache `fd` (of `size` bytes) holds under `key`: its kind and header, or null when none of ours. */
+const matchHeader = (fd, size, key) => {
+  const header = cacheHeader(key)
+  const head = Buffer.allocUnsafe(header.length + 16)
+  const length = readInto(fd, head, Math.min(head.length, size), 0)
+  for (const kind of [final, provisional, replace]) {
+    const expected = kind === final ? header : cacheHeader(key, kind)
+    // A cache has data after its header; a `replace` note has none.
+    const fits = kind === replace ? size === expected.length : size > expected.length
+    if (fits && length >= expected.length && head.subarray(0, expected.length).equals(expected)) return { kind, header: expected }
+  }
+  return null
 }
 
 /** `claude-peers:list` → `claude-peers.cjs.list.v8-cache`, or `….list.<flags>.v8-cache` under flags. */
@@ -218,7 +249,6 @@ const drop = (cache, header) => {
  */
 const readCache = (part, key) => {
   const name = cacheNameOf(part)
-  const header = cacheHeader(key)
   const install = installDirectory()
   const writable = writableDirectory()
   if (writable === null) return null
@@ -228,15 +258,19 @@ const readCache = (part, key) => {
     // carry another name, beside this run's own.
     const readOnly = directory !== writable
     const prefix = path.join(writable, readOnly ? `${name}.installed` : name)
-    const cache = { file: path.join(directory, name), readOnly, note: `${prefix}.dropped`, header }
     let fd
     try {
-      fd = fs.openSync(cache.file, "r")
+      fd = fs.openSync(path.join(directory, name), "r")
       const size = fs.fstatSync(fd).size
-      const head = Buffer.allocUnsafe(header.length)
       // Another bundle's, other flags', another Node's, or not ours at all: ignored, and replaced after the run.
-      const ours = size > header.length && readInto(fd, head, header.length, 0) === header.length && head.equals(header)
-      if (ours && !(readOnly && isDropped(cache.note, header))) {
+      const matched = matchHeader(fd, size, key)
+      if (matched?.kind === replace) {
+        if (!readOnly) replacing.add(part)
+        continue
+      }
+      const header = matched?.header
+      const cache = { file: path.join(directory, name), readOnly, note: `${prefix}.dropped`, header, kind: matched?.kind }
+      if (matched !== null && !(readOnly && isDropped(cache.note, header))) {
         if (diedCompiling(writable, `${path.basename(prefix)}.compiling-`)) {
           // Closed first: Windows removes no file that is open.
           closeQuietly(fd)
@@ -333,12 +367,21 @@ const runSection = (bundle, id, requireForSection) => {
       process.once("exit", () => {
         try {
           const data = script.createCachedData()
-          writeAtomically(path.join(directory, cacheNameOf(id)), Buffer.concat([cacheHeader(bundle.key), data]))
+          const kind = globalThis[coldPath] === true && !replacing.has(id) ? provisional : final
+          writeAtomically(path.join(directory, cacheNameOf(id)), Buffer.concat([cacheHeader(bundle.key, kind), data]))
         } catch {
           // The command's result stands whatever happens to its cache.
         }
       })
     }
+  } else if (id !== "entry" && cached.kind === provisional) {
+    const directory = writableDirectory()
+    process.once("exit", () => {
+      if (globalThis[coldPath] === true) return
+      // A run that succeeded on a failed run's cache: the next run makes the cache anew.
+      if (cached.readOnly) drop(cached, cached.header)
+      writeAtomically(path.join(directory, cacheNameOf(id)), cacheHeader(bundle.key, replace))
+    })
   }
   const module = { exports: {} }
   script.runInThisContext()(module.exports, requireForSection, module, bundleFile, path.dirname(bundleFile))

@@ -144,6 +144,63 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(fs.readFileSync(cache, "latin1").split("\n", 2)[1]).toBe(key)
   })
 
+  describe("a cache written by a run that built the error classes (and effect/Schema)", () => {
+    /** The cache's kind, from its header's second line; its size; when it was written. */
+    const cacheState = (cacheDir: string) => {
+      const file = path.join(cacheDir, cacheName)
+      const line = fs.readFileSync(file, "latin1").split("\n", 2)[1]!
+      const kind = line.startsWith("provisional ") ? "provisional" : line.startsWith("replace ") ? "replace" : "final"
+      const stats = fs.statSync(file)
+      return { kind, size: stats.size, mtimeMs: stats.mtimeMs }
+    }
+    // A Claude home without a sessions directory: `list` builds the platform's error classes.
+    const failedList = (cacheDir: string) =>
+      expect(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir }, emptyHome)).toEqual({ status: 0, stdout: "[]\n", stderr: "" })
+
+    it("is provisional: kept while runs keep building them, made anew after the first run that does not", () => {
+      const cacheDir = freshDir("cache")
+      failedList(cacheDir)
+      const failed = cacheState(cacheDir)
+      expect(failed.kind).toBe("provisional")
+      failedList(cacheDir)
+      expect(cacheState(cacheDir)).toEqual(failed)
+      // A run that succeeds uses it, then leaves a note in its place; the next compiles and writes a final one.
+      expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir }))
+      expect(cacheState(cacheDir).kind).toBe("replace")
+      expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir }))
+      const succeeded = cacheState(cacheDir)
+      expect(succeeded.kind).toBe("final")
+      // Without effect/Schema and the error classes (about 115 KB here).
+      expect(succeeded.size).toBeLessThan(failed.size - 50_000)
+      expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir }))
+      failedList(cacheDir)
+      expect(cacheState(cacheDir)).toEqual(succeeded)
+      expect(fs.readdirSync(cacheDir)).toEqual([cacheName])
+    })
+
+    it("runs that keep alternating between the two paths end with a final cache of both", () => {
+      const cacheDir = freshDir("cache")
+      failedList(cacheDir)
+      expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir }))
+      failedList(cacheDir)
+      const both = cacheState(cacheDir)
+      expect(both.kind).toBe("final")
+      expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir }))
+      failedList(cacheDir)
+      expect(cacheState(cacheDir)).toEqual(both)
+    })
+
+    it("a refused resolve's cache is provisional too", () => {
+      const cacheDir = freshDir("cache")
+      const refused = run(bin, ["--claude-home", home, "resolve", "00000000-0000-4000-8000-000000000000", "--json"], {
+        CLAUDE_PEERS_CACHE_DIR: cacheDir
+      })
+      expect(refused.status).toBe(3)
+      const line = fs.readFileSync(path.join(cacheDir, "claude-peers.cjs.resolve.v8-cache"), "latin1").split("\n", 2)[1]!
+      expect(line.startsWith("provisional ")).toBe(true)
+    })
+  })
+
   it("an install directory that cannot take the cache falls back to the user cache directory", () => {
     const xdg = freshDir("xdg")
     expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: unwritable(), XDG_CACHE_HOME: xdg }))
@@ -414,6 +471,27 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       expectLiveAlpha(runAsNobody(script, temporary))
       // Its own directory holds this run's markers while it compiles, and nothing after.
       expect(fs.readdirSync(path.join(temporary, `claude-peers-${nobody}`))).toEqual([])
+      expect(fs.readFileSync(path.join(dist, cacheName)).equals(installed)).toBe(true)
+    })
+
+    it.skipIf(!canSwitchUser)("a provisional cache the install holds gives way to one of its own after a run that succeeds", () => {
+      const { dist, script, seal } = install()
+      // A run that finds no sessions directory builds the error classes: its cache is provisional.
+      expect(run(script, ["--claude-home", emptyHome, "list", "--json"], {})).toEqual({ status: 0, stdout: "[]\n", stderr: "" })
+      const installed = fs.readFileSync(path.join(dist, cacheName))
+      expect(installed.toString("latin1").split("\n", 2)[1]!.startsWith("provisional ")).toBe(true)
+      seal()
+      const temporary = systemTemporary()
+      const own = path.join(temporary, `claude-peers-${nobody}`, cacheName)
+      const kind = () => fs.readFileSync(own, "latin1").split("\n", 2)[1]!.split(" ", 1)[0]
+      expectLiveAlpha(runAsNobody(script, temporary))
+      expect(kind()).toBe("replace")
+      expectLiveAlpha(runAsNobody(script, temporary))
+      // A final cache of its own: the key's first field is the bundle's size.
+      expect(kind()).toMatch(/^\d+:/)
+      const written = fs.statSync(own).mtimeMs
+      expectLiveAlpha(runAsNobody(script, temporary))
+      expect(fs.statSync(own).mtimeMs).toBe(written)
       expect(fs.readFileSync(path.join(dist, cacheName)).equals(installed)).toBe(true)
     })
 

@@ -12,7 +12,17 @@ export type { ErrorClasses, PlatformErrorClasses }
 let errors: ErrorClasses | undefined
 let platformErrors: PlatformErrorClasses | undefined
 
-export const errorClasses = (): ErrorClasses => (errors ??= require("./Errors.js") as ErrorClasses)
+/**
+ * Tells the loader (`bin/claude-peers.js`) that this run builds the error classes, and with them
+ * `effect/Schema`: a code cache it writes holds them, which runs that succeed should not have to
+ * load, so the loader keeps such a cache only until a run that succeeds comes along.
+ */
+const coldPath = <A>(classes: A): A => {
+  ;(globalThis as Record<symbol, unknown>)[Symbol.for("claude-peers/cold-path")] = true
+  return classes
+}
+
+export const errorClasses = (): ErrorClasses => (errors ??= coldPath(require("./Errors.js") as ErrorClasses))
 
 export const platformErrorClasses = (): PlatformErrorClasses =>
-  (platformErrors ??= require("./PlatformErrors.js") as PlatformErrorClasses)
+  (platformErrors ??= coldPath(require("./PlatformErrors.js") as PlatformErrorClasses))
