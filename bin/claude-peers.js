@@ -87,17 +87,20 @@ const read = (fd, start, end, buffer = Buffer.allocUnsafe(end - start)) =>
  * run that fails (or finds no registry directory) builds the error classes and with them
  * `effect/Schema`: a cache it writes is 115–140 KB larger, and every later run that succeeds
  * pays for it (about 2 ms on `list`, 7 ms on `resolve` here). So such a run's cache is `provisional`:
- * used as any other, until a run that builds none of it finds it and puts a `replace` note in its
- * place. The next run then compiles without a cache and writes a final one, whatever its path: a
- * part whose runs keep alternating between the two paths ends with a cache of both. The part's
- * error classes say that they were built (`coldPath`).
+ * used as any other, until a run that builds none of it (a cold path: `coldPath`, which the part's
+ * error classes set) finds it and puts a `replace` note in its place. The next run compiles without
+ * a cache; one that succeeds writes the final cache, one that fails defers once (`deferred`), so
+ * that a part whose runs alternate ends with the cache of the runs that succeed, and the run after
+ * that writes the final cache whatever its path. Each step moves forward, so a part has its final
+ * cache at most two runs after the note, and never rewrites it.
  */
 const final = ""
 const provisional = "provisional "
 const replace = "replace "
+const deferred = "replace deferred "
 const coldPath = Symbol.for("claude-peers/cold-path")
-/** Parts whose cache was a `replace` note: the cache this run writes for them is final. */
-const replacing = new Set()
+/** Parts whose cache was a note (`replace` or `deferred`), with its kind. */
+const replacing = new Map()
 
 /**
  * A cache file's header: the magic line, then the cache's kind and the key, padded so that V8's
@@ -111,12 +114,14 @@ const cacheHeader = (key, kind = final) => {
 /** Which cache `fd` (of `size` bytes) holds under `key`: its kind and header, or null when none of ours. */
 const matchHeader = (fd, size, key) => {
   const header = cacheHeader(key)
-  const head = Buffer.allocUnsafe(header.length + 16)
+  // The longest kind's header is at most 32 bytes longer than a final cache's.
+  const head = Buffer.allocUnsafe(header.length + 32)
   const length = readInto(fd, head, Math.min(head.length, size), 0)
-  for (const kind of [final, provisional, replace]) {
+  for (const kind of [final, provisional, replace, deferred]) {
     const expected = kind === final ? header : cacheHeader(key, kind)
-    // A cache has data after its header; a `replace` note has none.
-    const fits = kind === replace ? size === expected.length : size > expected.length
+    // A cache has data after its header; a note has none.
+    const note = kind === replace || kind === deferred
+    const fits = note ? size === expected.length : size > expected.length
     if (fits && length >= expected.length && head.subarray(0, expected.length).equals(expected)) return { kind, header: expected }
   }
   return null
@@ -264,8 +269,8 @@ const readCache = (part, key) => {
       const size = fs.fstatSync(fd).size
       // Another bundle's, other flags', another Node's, or not ours at all: ignored, and replaced after the run.
       const matched = matchHeader(fd, size, key)
-      if (matched?.kind === replace) {
-        if (!readOnly) replacing.add(part)
+      if (matched?.kind === replace || matched?.kind === deferred) {
+        if (!readOnly) replacing.set(part, matched.kind)
         continue
       }
       const header = matched?.header
@@ -366,9 +371,12 @@ const runSection = (bundle, id, requireForSection) => {
     if (directory !== null) {
       process.once("exit", () => {
         try {
-          const data = script.createCachedData()
-          const kind = globalThis[coldPath] === true && !replacing.has(id) ? provisional : final
-          writeAtomically(path.join(directory, cacheNameOf(id)), Buffer.concat([cacheHeader(bundle.key, kind), data]))
+          const file = path.join(directory, cacheNameOf(id))
+          const cold = globalThis[coldPath] === true
+          const note = replacing.get(id)
+          if (cold && note === replace) return writeAtomically(file, cacheHeader(bundle.key, deferred))
+          const kind = cold && note === undefined ? provisional : final
+          writeAtomically(file, Buffer.concat([cacheHeader(bundle.key, kind), script.createCachedData()]))
         } catch {
           // The command's result stands whatever happens to its cache.
         }
@@ -379,8 +387,12 @@ const runSection = (bundle, id, requireForSection) => {
     process.once("exit", () => {
       if (globalThis[coldPath] === true) return
       // A run that succeeded on a failed run's cache: the next run makes the cache anew.
-      if (cached.readOnly) drop(cached, cached.header)
-      writeAtomically(path.join(directory, cacheNameOf(id)), cacheHeader(bundle.key, replace))
+      try {
+        if (cached.readOnly) drop(cached, cached.header)
+        writeAtomically(path.join(directory, cacheNameOf(id)), cacheHeader(bundle.key, replace))
+      } catch {
+        // The command's result stands whatever happens to its cache.
+      }
     })
   }
   const module = { exports: {} }

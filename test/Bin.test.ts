@@ -149,7 +149,7 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     const cacheState = (cacheDir: string) => {
       const file = path.join(cacheDir, cacheName)
       const line = fs.readFileSync(file, "latin1").split("\n", 2)[1]!
-      const kind = line.startsWith("provisional ") ? "provisional" : line.startsWith("replace ") ? "replace" : "final"
+      const kind = /^\d/.test(line) ? "final" : line.slice(0, line.search(/ \d/))
       const stats = fs.statSync(file)
       return { kind, size: stats.size, mtimeMs: stats.mtimeMs }
     }
@@ -178,16 +178,37 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       expect(fs.readdirSync(cacheDir)).toEqual([cacheName])
     })
 
-    it("runs that keep alternating between the two paths end with a final cache of both", () => {
+    it("runs that alternate between the two paths end with the cache of the runs that succeed", () => {
       const cacheDir = freshDir("cache")
       failedList(cacheDir)
+      const failed = cacheState(cacheDir)
+      expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir }))
+      // A run that fails after the note defers once, leaving the final cache to the next run.
+      failedList(cacheDir)
+      expect(cacheState(cacheDir).kind).toBe("replace deferred")
+      expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir }))
+      const succeeded = cacheState(cacheDir)
+      expect(succeeded.kind).toBe("final")
+      expect(succeeded.size).toBeLessThan(failed.size - 50_000)
+      failedList(cacheDir)
+      expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir }))
+      expect(cacheState(cacheDir)).toEqual(succeeded)
+    })
+
+    it("runs that fail again after the note get a final cache of their own on the second", () => {
+      const cacheDir = freshDir("cache")
+      failedList(cacheDir)
+      const failed = cacheState(cacheDir)
       expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir }))
       failedList(cacheDir)
-      const both = cacheState(cacheDir)
-      expect(both.kind).toBe("final")
-      expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir }))
       failedList(cacheDir)
-      expect(cacheState(cacheDir)).toEqual(both)
+      const cold = cacheState(cacheDir)
+      expect(cold.kind).toBe("final")
+      // It holds the error classes and effect/Schema, as the failed run's did.
+      expect(Math.abs(cold.size - failed.size)).toBeLessThan(20_000)
+      failedList(cacheDir)
+      expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir }))
+      expect(cacheState(cacheDir)).toEqual(cold)
     })
 
     it("a refused resolve's cache is provisional too", () => {
