@@ -326,6 +326,29 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(result.stderr).toBe("formatted: 0\n")
   })
 
+  it("a command that ends while it runs exits before the event loop turns, its output whole", () => {
+    // The loader exits when the command says it has ended: an immediate queued at start-up never runs.
+    const hook = path.join(freshDir("hook"), "loop.cjs")
+    fs.writeFileSync(hook, `setImmediate(() => require("node:fs").writeSync(2, "the loop turned\\n"))\n`)
+    const runHooked = (args: ReadonlyArray<string>) => {
+      const result = spawnSync(process.execPath, ["-r", hook, bin, "--claude-home", home, ...args], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, HOME: "/nonexistent-home", CLAUDE_PEERS_CACHE_DIR: freshDir("cache") },
+        timeout: 30_000
+      })
+      return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+    }
+    expectLiveAlpha(runHooked(["list", "--json"]))
+    const refused = runHooked(["resolve", "00000000-0000-4000-8000-000000000000", "--json"])
+    expect([refused.status, refused.stderr]).toEqual([3, ""])
+    expect((JSON.parse(refused.stdout) as { error: { reason: string } }).error.reason).toBe("not_live")
+    const settings = runHooked(["settings", "get", "--json"])
+    expect([settings.status, settings.stderr]).toEqual([0, ""])
+    expect(JSON.parse(settings.stdout)).toMatchObject({ crossSessionInbound: null })
+    // Through the full command line too.
+    expectLiveAlpha(runHooked(["--json", "list"]))
+  })
+
   it("under a frozen Error (node --frozen-intrinsics) the commands answer as usual", () => {
     // Neither Error.prepareStackTrace nor Error.stackTraceLimit can be set there: the start-up
     // probe asks Effect's question of a formatted stack, and dead pids are checked with stacks on.

@@ -43,10 +43,18 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>, json: boolean): number =>
   return 1
 }
 
+/**
+ * What the loader (`bin/claude-peers.js`) asks to be told when the command has ended, so that it can
+ * exit at once rather than after the event loop's next turn; absent when nothing loaded the command
+ * through it.
+ */
+const ended = (): void => (globalThis as { readonly [key: symbol]: (() => void) | undefined })[Symbol.for("claude-peers/ended")]?.()
+
 export const runMain = (program: Effect.Effect<unknown, unknown>, options: { readonly json: boolean }): void => {
   const fiber = Effect.runFork(program)
   setMainFiber(fiber)
   fiber.addObserver((exit) => {
     process.exitCode = exitCodeOf(exit, options.json)
+    ended()
   })
 }
