@@ -7,7 +7,8 @@
  * the end; the rest stale: dead pids, some parked, some whose pid was reused, some without a socket),
  * then runs every command as a user does, `node bin/claude-peers.js … --json` with its stdout a pipe,
  * round-robin with `node -e 0` so that the machine's load hits them alike, and reports:
- * - each command's median wall time, and its ratio to `node -e 0`'s median of the same rounds;
+ * - each command's median wall time, and its ratio to `node -e 0`'s median of the same rounds, with
+ *   the quartiles of its round-by-round ratios (how much the machine moved it);
  * - peak RSS (`/usr/bin/time -v`, else the child's `maxRSS`) of `list` and `resolve` on each registry;
  * - a read-only install run by an unprivileged user with `HOME` unset (its cache in a per-user
  *   temporary directory) against a normal install, and runs alternating `NODE_OPTIONS`;
@@ -90,12 +91,35 @@ const runOnce = (command) => {
   return ms
 }
 
+/** The `q` quantile of `values`, interpolated between the two nearest. */
+const quantile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const at = (sorted.length - 1) * q
+  const low = Math.floor(at)
+  return sorted[low] + (sorted[Math.min(low + 1, sorted.length - 1)] - sorted[low]) * (at - low)
+}
+
+/** Each command's times in its last `interleaved` call, round by round. */
+const samplesOf = new WeakMap()
+
 /** Runs the commands round-robin, `rounds` times after one untimed warm-up each; medians in ms. */
 const interleaved = (commands, rounds) => {
   for (const command of commands) runOnce(command)
   const times = commands.map(() => [])
   for (let i = 0; i < rounds; i++) commands.forEach((command, k) => times[k].push(runOnce(command)))
+  commands.forEach((command, k) => samplesOf.set(command, times[k]))
   return times.map(median)
+}
+
+/**
+ * How far the rounds spread: the first and third quartiles of a command's time over `node -e 0`'s
+ * in the same round. On a shared machine the medians move between runs; this says by how much.
+ */
+const roundRatios = (command, node) => {
+  const times = samplesOf.get(command)
+  const nodeTimes = samplesOf.get(node)
+  const ratios = times.map((ms, i) => ms / nodeTimes[i])
+  return [quantile(ratios, 0.25), quantile(ratios, 0.75)]
 }
 
 const timeTool = ["/usr/bin/time", "/bin/time"].find((p) => fs.existsSync(p))
@@ -492,12 +516,15 @@ const main = async () => {
     commands.forEach((command, i) => {
       const ms = msOf(command)
       const beforeMs = msOf(befores[i])
+      const quartiles = roundRatios(command, node0)
       results.commands[size][command.label] = {
         ms,
         ratio: ms / nodeMs,
+        roundRatioQuartiles: quartiles,
         ...(beforeMs === undefined ? {} : { beforeMs, beforeRatio: beforeMs / nodeMs })
       }
-      row(`  ${command.label} --json`, ms, nodeMs, beforeMs === undefined ? "" : `before: ${fmt(beforeMs)} ms, ${fmt(beforeMs / nodeMs, 2)}×`)
+      const spread = `rounds ${fmt(quartiles[0], 2)}–${fmt(quartiles[1], 2)}×`
+      row(`  ${command.label} --json`, ms, nodeMs, beforeMs === undefined ? spread : `${spread}  before: ${fmt(beforeMs)} ms, ${fmt(beforeMs / nodeMs, 2)}×`)
     })
     const rssOf = (command) => (command === undefined ? undefined : peakRssMiB(command))
     results.peakRssMiB[size] = { list: rssOf(commands[0]), resolve: rssOf(commands[2]), policy: rssOf(commands[4]) }
