@@ -89,6 +89,32 @@ const onFirstUsePlugin = {
   }
 }
 
+/**
+ * The parts that watch a directory: `watch`, and the full command line, which runs any command.
+ * Every other part gets `FilesNodeWatchNone.ts` in place of the port's watch, so that it carries
+ * neither `Stream` nor the channel machinery, and the build fails if such a part holds the one
+ * caller of the port's watch (the `Watch` service).
+ */
+const watching = new Set(["claude-peers:watch", "claude-peers:command-line"])
+const watchCaller = "src/services/Watch.ts"
+
+const noWatchPlugin = {
+  name: "no-watch",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/FilesNodeWatch\.js$/ }, (args) =>
+      path.basename(args.importer) === "FilesNode.ts" ? { path: path.join(args.resolveDir, "FilesNodeWatchNone.ts") } : undefined)
+  }
+}
+
+const withoutWatch = (id) => (result) => {
+  // What the part's code holds of each input (a module tree-shaken away holds nothing).
+  const { inputs } = Object.values(result.metafile.outputs)[0]
+  if ((inputs[watchCaller]?.bytesInOutput ?? 0) > 0) {
+    throw new Error(`${id}: the part holds ${watchCaller}, so it must keep the port's watch (add it to \`watching\`)`)
+  }
+  return result
+}
+
 const bundle = (entry, plugins) =>
   esbuild.build({
     absWorkingDir: root,
@@ -109,7 +135,8 @@ const bundle = (entry, plugins) =>
     legalComments: "none",
     metafile: true,
     // Effect's modules, patched where they do start-up work the command never needs (see the module).
-    plugins: [libraryPatchesPlugin, onFirstUsePlugin, ...plugins],
+    // A part's own plugins resolve first, so that `noWatchPlugin` takes the watch from the rest.
+    plugins: [...plugins, libraryPatchesPlugin, onFirstUsePlugin],
     logLevel: "warning"
   })
 
@@ -157,7 +184,9 @@ const finish = async (result) => {
 
 const [dispatcher, ...built] = await Promise.all([
   bundle("src/cli/bin.ts", [partsPlugin]).then(finish),
-  ...Object.values(parts).map((part) => bundle(part.entry, []).then(finish))
+  ...Object.values(parts).map((part) =>
+    watching.has(part.id) ? bundle(part.entry, []).then(finish) : bundle(part.entry, [noWatchPlugin]).then(withoutWatch(part.id)).then(finish)
+  )
 ])
 
 /**

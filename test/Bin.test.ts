@@ -9,6 +9,8 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { watch as watchNone } from "../src/layers/FilesNodeWatchNone.js"
+import { startCli } from "./support/cli.js"
 import { recordText } from "./support/records.js"
 import { killAndReap, startSleeper, startTimeOf } from "./support/worlds.js"
 
@@ -429,6 +431,37 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(Object.keys(index)).toEqual(expect.arrayContaining(["entry", "claude-peers:list", "claude-peers:resolve", "claude-peers:command-line"]))
     const [start, end] = index["claude-peers:list"]!
     expect(text.slice(start, end).includes("crossSessionInbound")).toBe(false)
+  })
+
+  it("only `watch` and the full command line carry the directory watch, and both watch", async () => {
+    // Every other part has the port's watch left out, and with it Stream's channel machinery.
+    const text = fs.readFileSync(bundle, "latin1")
+    const index = JSON.parse(text.split("\n")[1]!.slice(3)) as Record<string, [number, number, number]>
+    const channels = 'Symbol.for("effect/ChannelState")'
+    const parts = Object.keys(index).filter((id) => id !== "entry")
+    expect(parts).toEqual(expect.arrayContaining(["claude-peers:list", "claude-peers:watch", "claude-peers:command-line"]))
+    for (const id of parts) {
+      const [start, end] = index[id]!
+      expect(text.slice(start, end).includes(channels), id).toBe(id === "claude-peers:watch" || id === "claude-peers:command-line")
+    }
+    expect(() => watchNone("/some/dir")).toThrow(/cannot watch \/some\/dir: only `watch` and the full command line can/)
+    // `--json watch` is not a recognized spelling: the full command line runs it, and sees a change.
+    const watched = freshDir("watched")
+    fs.mkdirSync(path.join(watched, "sessions"))
+    const record = path.join(watched, "sessions", `${sleeper.pid}.json`)
+    fs.writeFileSync(record, recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), name: "alpha", status: "idle" }))
+    const cli = startCli(["--claude-home", watched, "--json", "watch"])
+    const lines = () => cli.stdout().split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { type: string })
+    const waitFor = async (count: number) => {
+      for (let waited = 0; lines().length < count && waited < 20_000; waited += 50) await new Promise((r) => setTimeout(r, 50))
+    }
+    await waitFor(1)
+    fs.writeFileSync(record, recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), name: "alpha", status: "busy" }))
+    await waitFor(2)
+    cli.child.kill("SIGTERM")
+    expect(await cli.exited).toBe(0)
+    expect(cli.stderr()).toBe("")
+    expect(lines().map((line) => line.type)).toEqual(["appeared", "changed"])
   })
 
   it("runs under other Node flags keep caches of their own: alternating NODE_OPTIONS rewrites none", () => {
