@@ -66,9 +66,9 @@ const partsPlugin = {
  *   failure, and a command that succeeds never does. `list --json` measured 6 ms (0.09× `node -e 0`)
  *   faster in one interleaved run, the lazy initializers' wrapping included. `EAGER_ERRORS=1` keeps
  *   the library's module.
- * - The file port's watch (`FilesNodeWatch.ts`), its only use of `Stream`: every command but `watch`
- *   leaves `Stream` and the channel machinery uninitialized (`list --json`: about 130 fewer pages of
- *   memory touched).
+ * - The file port's watch (`FilesNodeWatch.ts`), its only use of `Stream`, in the parts that watch
+ *   (`watching`): the full command line initializes `Stream` and the channel machinery only when it
+ *   runs `watch`. The other parts do not carry the watch at all (`noWatchPlugin`).
  */
 const onFirstUse = [
   ...(process.env.EAGER_ERRORS === undefined ? [["src/domain/ErrorClasses.ts", "src/domain/ErrorClassesOnFirstUse.ts"]] : []),
@@ -106,10 +106,19 @@ const noWatchPlugin = {
   }
 }
 
-const withoutWatch = (id) => (result) => {
-  // What the part's code holds of each input (a module tree-shaken away holds nothing).
-  const { inputs } = Object.values(result.metafile.outputs)[0]
-  if ((inputs[watchCaller]?.bytesInOutput ?? 0) > 0) {
+/** Whether a part's code holds any of the watch's caller (a module tree-shaken away holds nothing). */
+const holdsWatchCaller = (result) =>
+  Object.entries(Object.values(result.metafile.outputs)[0].inputs).some(
+    ([file, input]) => path.resolve(root, file) === path.join(root, watchCaller) && input.bytesInOutput > 0
+  )
+
+/**
+ * Checks a part against `watching`: one that watches holds the caller (else the check could not
+ * see it, a path esbuild spelled otherwise, say), one without the watch does not.
+ */
+const checkWatch = (id) => (result) => {
+  if (watching.has(id) && !holdsWatchCaller(result)) throw new Error(`${id}: the part watches, but the build cannot find ${watchCaller} in it`)
+  if (!watching.has(id) && holdsWatchCaller(result)) {
     throw new Error(`${id}: the part holds ${watchCaller}, so it must keep the port's watch (add it to \`watching\`)`)
   }
   return result
@@ -185,7 +194,7 @@ const finish = async (result) => {
 const [dispatcher, ...built] = await Promise.all([
   bundle("src/cli/bin.ts", [partsPlugin]).then(finish),
   ...Object.values(parts).map((part) =>
-    watching.has(part.id) ? bundle(part.entry, []).then(finish) : bundle(part.entry, [noWatchPlugin]).then(withoutWatch(part.id)).then(finish)
+    bundle(part.entry, watching.has(part.id) ? [] : [noWatchPlugin]).then(checkWatch(part.id)).then(finish)
   )
 ])
 

@@ -434,6 +434,15 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
   })
 
   it("only `watch` and the full command line carry the directory watch, and both watch", async () => {
+    // The parts without it rely on the Watch service being the port's only caller of `watch` (the
+    // command's `Handlers.watch` is the handler, not the port).
+    const callers = (dir: string): Array<string> =>
+      fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+        const file = path.join(dir, entry.name)
+        if (entry.isDirectory()) return callers(file)
+        return entry.name.endsWith(".ts") && /(?<!Handlers)\.watch\(/.test(fs.readFileSync(file, "utf8")) ? [path.relative(root, file)] : []
+      })
+    expect(callers(path.join(root, "src")).sort()).toEqual(["src/layers/FilesNodeWatch.ts", "src/layers/FilesNodeWatchOnFirstUse.ts", "src/services/Watch.ts"])
     // Every other part has the port's watch left out, and with it Stream's channel machinery.
     const text = fs.readFileSync(bundle, "latin1")
     const index = JSON.parse(text.split("\n")[1]!.slice(3)) as Record<string, [number, number, number]>
@@ -445,23 +454,25 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       expect(text.slice(start, end).includes(channels), id).toBe(id === "claude-peers:watch" || id === "claude-peers:command-line")
     }
     expect(() => watchNone("/some/dir")).toThrow(/cannot watch \/some\/dir: only `watch` and the full command line can/)
-    // `--json watch` is not a recognized spelling: the full command line runs it, and sees a change.
-    const watched = freshDir("watched")
-    fs.mkdirSync(path.join(watched, "sessions"))
-    const record = path.join(watched, "sessions", `${sleeper.pid}.json`)
-    fs.writeFileSync(record, recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), name: "alpha", status: "idle" }))
-    const cli = startCli(["--claude-home", watched, "--json", "watch"])
-    const lines = () => cli.stdout().split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { type: string })
-    const waitFor = async (count: number) => {
-      for (let waited = 0; lines().length < count && waited < 20_000; waited += 50) await new Promise((r) => setTimeout(r, 50))
+    // `watch --json` runs the `watch` part; `--json watch` is not a recognized spelling, so the full
+    // command line runs it. Each sees a change.
+    for (const args of [["watch", "--json"], ["--json", "watch"]]) {
+      const watched = freshDir("watched")
+      fs.mkdirSync(path.join(watched, "sessions"))
+      const record = path.join(watched, "sessions", `${sleeper.pid}.json`)
+      fs.writeFileSync(record, recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), name: "alpha", status: "idle" }))
+      const cli = startCli(["--claude-home", watched, ...args], bin, { CLAUDE_PEERS_CACHE_DIR: freshDir("cache") })
+      const lines = () => cli.stdout().split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { type: string })
+      const waitFor = async (count: number) => {
+        for (let waited = 0; lines().length < count && waited < 20_000; waited += 50) await new Promise((r) => setTimeout(r, 50))
+      }
+      await waitFor(1)
+      fs.writeFileSync(record, recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), name: "alpha", status: "busy" }))
+      await waitFor(2)
+      cli.child.kill("SIGTERM")
+      expect([args.join(" "), await cli.exited, cli.stderr()]).toEqual([args.join(" "), 0, ""])
+      expect(lines().map((line) => line.type)).toEqual(["appeared", "changed"])
     }
-    await waitFor(1)
-    fs.writeFileSync(record, recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), name: "alpha", status: "busy" }))
-    await waitFor(2)
-    cli.child.kill("SIGTERM")
-    expect(await cli.exited).toBe(0)
-    expect(cli.stderr()).toBe("")
-    expect(lines().map((line) => line.type)).toEqual(["appeared", "changed"])
   })
 
   it("runs under other Node flags keep caches of their own: alternating NODE_OPTIONS rewrites none", () => {

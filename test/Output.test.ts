@@ -311,6 +311,15 @@ stdout.write = function (...args) {
       expect(result.filler).toMatch(/^#+$/)
       expect(result.stdout).toBe(expected)
     }
+    // A usage error's JSON too: it is reported after the program has ended (was: exit 1, a stack trace).
+    const usage = ["--json", "no-such-command"]
+    const expected = inShell(home, usage, "")
+    expect(expected.status).toBe(2)
+    const result = await throughFullPipe(home, usage, 0)
+    expect([result.status, result.stderr]).toEqual([2, expected.stderr])
+    expect(result.filler).toMatch(/^#+$/)
+    expect(result.stdout).toBe(expected.stdout)
+    expect(JSON.parse(result.stdout)).toMatchObject({ error: { reason: "usage" } })
   })
 })
 

@@ -20,7 +20,9 @@ import { terminalSafe, terminalSafeLines } from "./Text.js"
 export const reportUsageError = (message: string, json: boolean): void => {
   const sentence = terminalSafeLines(message)
   printError(`claude-peers: ${sentence}`)
-  if (json) Effect.runSync(Effect.ignore(printLine(errorJson("usage", sentence))))
+  // Forked, not run synchronously: a full pipe hands the line to `process.stdout`, which writes it
+  // later, and the process stays until it has.
+  if (json) Effect.runFork(Effect.ignore(printLine(errorJson("usage", sentence))))
 }
 
 const exitCodeOf = (exit: Exit.Exit<unknown, unknown>, json: boolean): number => {
@@ -45,8 +47,8 @@ const exitCodeOf = (exit: Exit.Exit<unknown, unknown>, json: boolean): number =>
 
 /**
  * What the loader (`bin/claude-peers.js`) asks to be told when the command has ended, so that it can
- * exit at once rather than after the event loop's next turn; absent when nothing loaded the command
- * through it.
+ * exit at once rather than after the event loop's next turn; defined only where the loader runs the
+ * bundle (a library user's program, or the loader without a bundle, has none).
  */
 const ended = (): void => (globalThis as { readonly [key: symbol]: (() => void) | undefined })[Symbol.for("claude-peers/ended")]?.()
 

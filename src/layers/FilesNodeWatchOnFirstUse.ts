@@ -1,7 +1,8 @@
 /**
- * `FilesNodeWatch.ts` for the command's bundle only: the same watch, its module loaded on the first
- * call. That module is the port's only use of `Stream`; initializing `Stream` and the channel
- * machinery behind it at start-up costs every command, and only `watch` watches. esbuild turns the
+ * `FilesNodeWatch.ts` for the command's bundle only, in the parts that watch (the full command line
+ * and `watch`): the same watch, its module loaded on the first call. That module is the port's only
+ * use of `Stream`; initializing `Stream` and the channel machinery behind it at start-up would cost
+ * every command the full command line runs, and only `watch` watches. esbuild turns the
  * `require` of an ES module into a call of that module's lazy initializer, so the call stays
  * synchronous. The library never loads this file: as an ES module on Node it has no `require`.
  */

@@ -29,9 +29,9 @@ export interface RunningCli {
 }
 
 /** Starts the built command (one that runs until stopped, such as `watch`) and collects its output. */
-export const startCli = (args: ReadonlyArray<string>, bin: string = binPath): RunningCli => {
+export const startCli = (args: ReadonlyArray<string>, bin: string = binPath, env: NodeJS.ProcessEnv = {}): RunningCli => {
   const child = spawn(process.execPath, [bin, ...args], {
-    env: { PATH: process.env.PATH, HOME: "/nonexistent-home" },
+    env: { PATH: process.env.PATH, HOME: "/nonexistent-home", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let stdout = ""
