@@ -64,11 +64,6 @@ const childEnv = (() => {
   return env
 })()
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
-}
 
 /**
  * One run of a command: its wall time from spawn to exit, stdout and stderr through pipes as a
@@ -91,33 +86,28 @@ const runOnce = (command) => {
   return ms
 }
 
-/** The `q` quantile of `values`, interpolated between the two nearest. */
+/** The `q` quantile of `values`, interpolated between the two nearest (the median at 0.5). */
 const quantile = (values, q) => {
   const sorted = [...values].sort((a, b) => a - b)
   const at = (sorted.length - 1) * q
   const low = Math.floor(at)
   return sorted[low] + (sorted[Math.min(low + 1, sorted.length - 1)] - sorted[low]) * (at - low)
 }
+const median = (values) => quantile(values, 0.5)
 
-/** Each command's times in its last `interleaved` call, round by round. */
-const samplesOf = new WeakMap()
-
-/** Runs the commands round-robin, `rounds` times after one untimed warm-up each; medians in ms. */
+/** Runs the commands round-robin, `rounds` times after one untimed warm-up each; each one's times in ms, round by round. */
 const interleaved = (commands, rounds) => {
   for (const command of commands) runOnce(command)
   const times = commands.map(() => [])
   for (let i = 0; i < rounds; i++) commands.forEach((command, k) => times[k].push(runOnce(command)))
-  commands.forEach((command, k) => samplesOf.set(command, times[k]))
-  return times.map(median)
+  return times
 }
 
 /**
  * How far the rounds spread: the first and third quartiles of a command's time over `node -e 0`'s
  * in the same round. On a shared machine the medians move between runs; this says by how much.
  */
-const roundRatios = (command, node) => {
-  const times = samplesOf.get(command)
-  const nodeTimes = samplesOf.get(node)
+const roundRatios = (times, nodeTimes) => {
   const ratios = times.map((ms, i) => ms / nodeTimes[i])
   return [quantile(ratios, 0.25), quantile(ratios, 0.75)]
 }
@@ -394,7 +384,7 @@ const installCases = (registry, rounds) => {
     listIn(readOnly, withoutHome, "list, read-only install, HOME unset"),
     { label: "node -e 0", argv: asUser([process.execPath, "-e", "0"]), env: childEnv },
     ...before
-  ], rounds)
+  ], rounds).map(median)
   const withFlags = { ...childEnv, NODE_OPTIONS: "--max-semi-space-size=2" }
   let alternate = false
   const alternating = listIn(normal, childEnv, "list, NODE_OPTIONS alternating")
@@ -402,7 +392,7 @@ const installCases = (registry, rounds) => {
     alternate = !alternate
     alternating.env = alternate ? withFlags : childEnv
   }
-  const [alternatingMs] = interleaved([alternating], rounds)
+  const [alternatingMs] = interleaved([alternating], rounds).map(median)
   return {
     user: canSwitchUser ? "nobody (setpriv)" : os.userInfo().username,
     normalMs,
@@ -508,7 +498,8 @@ const main = async () => {
     const befores = commands.map(asBefore)
     const measured = [node0, ...commands, ...befores.filter((b) => b !== undefined)]
     const loadAtStart = load()
-    const times = interleaved(measured, roundsAt(size))
+    const samples = interleaved(measured, roundsAt(size))
+    const times = samples.map(median)
     const nodeMs = times[0]
     const msOf = (command) => (command === undefined ? undefined : times[measured.indexOf(command)])
     results.commands[size] = { rounds: roundsAt(size), live: registry.livePids.length, nodeMs, load: loadAtStart, loadAfter: load() }
@@ -516,7 +507,7 @@ const main = async () => {
     commands.forEach((command, i) => {
       const ms = msOf(command)
       const beforeMs = msOf(befores[i])
-      const quartiles = roundRatios(command, node0)
+      const quartiles = roundRatios(samples[measured.indexOf(command)], samples[0])
       results.commands[size][command.label] = {
         ms,
         ratio: ms / nodeMs,

@@ -68,26 +68,12 @@ const partsPlugin = {
  *   the library's module.
  * - The file port's watch (`FilesNodeWatch.ts`), its only use of `Stream`, in the parts that watch
  *   (`watching`): the full command line initializes `Stream` and the channel machinery only when it
- *   runs `watch`. The other parts do not carry the watch at all (`noWatchPlugin`).
+ *   runs `watch`. The other parts do not carry the watch at all (`replacementsOf`).
  */
 const onFirstUse = [
   ...(process.env.EAGER_ERRORS === undefined ? [["src/domain/ErrorClasses.ts", "src/domain/ErrorClassesOnFirstUse.ts"]] : []),
   ["src/layers/FilesNodeWatch.ts", "src/layers/FilesNodeWatchOnFirstUse.ts"]
 ].map(([original, replacement]) => [path.join(root, original), path.join(root, replacement)])
-
-/** The imports that name one of those modules (`./ErrorClasses.js`, …), from the table. */
-const onFirstUseImport = new RegExp(`^\\./(${onFirstUse.map(([original]) => path.basename(original, ".ts")).join("|")})\\.js$`)
-
-const onFirstUsePlugin = {
-  name: "on-first-use",
-  setup(build) {
-    build.onResolve({ filter: onFirstUseImport }, (args) => {
-      const target = path.join(args.resolveDir, args.path.replace(/\.js$/, ".ts"))
-      const replacement = onFirstUse.find(([original]) => original === target)?.[1]
-      return replacement === undefined || args.importer === replacement ? undefined : { path: replacement }
-    })
-  }
-}
 
 /**
  * The parts that watch a directory: `watch`, and the full command line, which runs any command.
@@ -98,11 +84,27 @@ const onFirstUsePlugin = {
 const watching = new Set(["claude-peers:watch", "claude-peers:command-line"])
 const watchCaller = "src/services/Watch.ts"
 
-const noWatchPlugin = {
-  name: "no-watch",
-  setup(build) {
-    build.onResolve({ filter: /^\.\/FilesNodeWatch\.js$/ }, (args) =>
-      path.basename(args.importer) === "FilesNode.ts" ? { path: path.join(args.resolveDir, "FilesNodeWatchNone.ts") } : undefined)
+/** A part's replacements: the table above, with the watch left out where the part never watches. */
+const replacementsOf = (id) =>
+  watching.has(id)
+    ? onFirstUse
+    : onFirstUse.map(([original, replacement]) =>
+      [original, original === path.join(root, "src/layers/FilesNodeWatch.ts") ? path.join(root, "src/layers/FilesNodeWatchNone.ts") : replacement]
+    )
+
+/** Resolves each module of `table` to its replacement, but where the replacement imports it. */
+const replacing = (table) => {
+  // The imports that name one of those modules (`./ErrorClasses.js`, …).
+  const filter = new RegExp(`^\\./(${table.map(([original]) => path.basename(original, ".ts")).join("|")})\\.js$`)
+  return {
+    name: "replacements",
+    setup(build) {
+      build.onResolve({ filter }, (args) => {
+        const target = path.join(args.resolveDir, args.path.replace(/\.js$/, ".ts"))
+        const replacement = table.find(([original]) => original === target)?.[1]
+        return replacement === undefined || args.importer === replacement ? undefined : { path: replacement }
+      })
+    }
   }
 }
 
@@ -124,7 +126,7 @@ const checkWatch = (id) => (result) => {
   return result
 }
 
-const bundle = (entry, plugins) =>
+const bundle = (entry, plugins, replacements = onFirstUse) =>
   esbuild.build({
     absWorkingDir: root,
     entryPoints: [entry],
@@ -144,8 +146,7 @@ const bundle = (entry, plugins) =>
     legalComments: "none",
     metafile: true,
     // Effect's modules, patched where they do start-up work the command never needs (see the module).
-    // A part's own plugins resolve first, so that `noWatchPlugin` takes the watch from the rest.
-    plugins: [...plugins, libraryPatchesPlugin, onFirstUsePlugin],
+    plugins: [libraryPatchesPlugin, replacing(replacements), ...plugins],
     logLevel: "warning"
   })
 
@@ -194,7 +195,7 @@ const finish = async (result) => {
 const [dispatcher, ...built] = await Promise.all([
   bundle("src/cli/bin.ts", [partsPlugin]).then(finish),
   ...Object.values(parts).map((part) =>
-    bundle(part.entry, watching.has(part.id) ? [] : [noWatchPlugin]).then(checkWatch(part.id)).then(finish)
+    bundle(part.entry, [], replacementsOf(part.id)).then(checkWatch(part.id)).then(finish)
   )
 ])
 

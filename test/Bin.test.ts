@@ -10,13 +10,19 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { watch as watchNone } from "../src/layers/FilesNodeWatchNone.js"
-import { startCli } from "./support/cli.js"
+import { startCli, waitUntil } from "./support/cli.js"
 import { recordText } from "./support/records.js"
 import { killAndReap, startSleeper, startTimeOf } from "./support/worlds.js"
 
 const root = path.resolve(import.meta.dirname, "..")
 const bin = path.join(root, "bin", "claude-peers.js")
 const bundle = path.join(root, "dist", "claude-peers.cjs")
+/** The bundle's text and its index (the second line): each section's id, start, end and line. */
+const readBundle = () => {
+  const text = fs.readFileSync(bundle, "latin1")
+  const index = JSON.parse(text.split("\n")[1]!.slice(3)) as Record<string, [number, number, number]>
+  return { index, section: (id: string) => text.slice(index[id]![0], index[id]![1]) }
+}
 /** The cache of the bundle's `list` part, the one `list` runs. */
 const cacheName = "claude-peers.cjs.list.v8-cache"
 
@@ -426,11 +432,9 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(run(bin, ["--claude-home", emptyHome, "settings", "get", "--json"], env).status).toBe(0)
     expect(fs.readdirSync(cacheDir).sort()).toEqual([cacheName, "claude-peers.cjs.resolve.v8-cache", "claude-peers.cjs.settingsGet.v8-cache"])
     // The bundle holds the parts it names, and `list`'s holds none of the settings' code.
-    const text = fs.readFileSync(bundle, "latin1")
-    const index = JSON.parse(text.split("\n")[1]!.slice(3)) as Record<string, [number, number, number]>
+    const { index, section } = readBundle()
     expect(Object.keys(index)).toEqual(expect.arrayContaining(["entry", "claude-peers:list", "claude-peers:resolve", "claude-peers:command-line"]))
-    const [start, end] = index["claude-peers:list"]!
-    expect(text.slice(start, end).includes("crossSessionInbound")).toBe(false)
+    expect(section("claude-peers:list").includes("crossSessionInbound")).toBe(false)
   })
 
   it("only `watch` and the full command line carry the directory watch, and both watch", async () => {
@@ -444,14 +448,12 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       })
     expect(callers(path.join(root, "src")).sort()).toEqual(["src/layers/FilesNodeWatch.ts", "src/layers/FilesNodeWatchOnFirstUse.ts", "src/services/Watch.ts"])
     // Every other part has the port's watch left out, and with it Stream's channel machinery.
-    const text = fs.readFileSync(bundle, "latin1")
-    const index = JSON.parse(text.split("\n")[1]!.slice(3)) as Record<string, [number, number, number]>
+    const { index, section } = readBundle()
     const channels = 'Symbol.for("effect/ChannelState")'
     const parts = Object.keys(index).filter((id) => id !== "entry")
     expect(parts).toEqual(expect.arrayContaining(["claude-peers:list", "claude-peers:watch", "claude-peers:command-line"]))
     for (const id of parts) {
-      const [start, end] = index[id]!
-      expect(text.slice(start, end).includes(channels), id).toBe(id === "claude-peers:watch" || id === "claude-peers:command-line")
+      expect(section(id).includes(channels), id).toBe(id === "claude-peers:watch" || id === "claude-peers:command-line")
     }
     expect(() => watchNone("/some/dir")).toThrow(/cannot watch \/some\/dir: only `watch` and the full command line can/)
     // `watch --json` runs the `watch` part; `--json watch` is not a recognized spelling, so the full
@@ -463,13 +465,14 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       fs.writeFileSync(record, recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), name: "alpha", status: "idle" }))
       const cli = startCli(["--claude-home", watched, ...args], bin, { CLAUDE_PEERS_CACHE_DIR: freshDir("cache") })
       const lines = () => cli.stdout().split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { type: string })
-      const waitFor = async (count: number) => {
-        for (let waited = 0; lines().length < count && waited < 20_000; waited += 50) await new Promise((r) => setTimeout(r, 50))
+      const line = (count: number) => waitUntil(`line ${count} of ${args.join(" ")}`, 20_000, () => lines()[count - 1])
+      try {
+        await line(1)
+        fs.writeFileSync(record, recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), name: "alpha", status: "busy" }))
+        await line(2)
+      } finally {
+        cli.child.kill("SIGTERM")
       }
-      await waitFor(1)
-      fs.writeFileSync(record, recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), name: "alpha", status: "busy" }))
-      await waitFor(2)
-      cli.child.kill("SIGTERM")
       expect([args.join(" "), await cli.exited, cli.stderr()]).toEqual([args.join(" "), 0, ""])
       expect(lines().map((line) => line.type)).toEqual(["appeared", "changed"])
     }

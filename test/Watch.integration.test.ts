@@ -12,25 +12,14 @@ import * as os from "node:os"
 import * as path from "node:path"
 import type { SessionEvent } from "../src/domain/SessionEvent.js"
 import * as Watch from "../src/services/Watch.js"
-import { binPath, startCli } from "./support/cli.js"
+import { binPath, startCli, waitUntil } from "./support/cli.js"
 import { recordText, type RecordOptions } from "./support/records.js"
 import { killAndReap, linuxPidDomain, makeNodeRegistry as makeNodeWorld, startSleeper, startTimeOf, type World } from "./support/worlds.js"
 
-const pollMillis = 10
 /** Far above the contract's 500 ms: these tests prove arrival, not speed, on a machine that may be busy. */
 const fileEventLimit = 5_000
 
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
-
-const waitUntil = async <A>(what: string, limitMillis: number, probe: () => A | undefined): Promise<A> => {
-  const deadline = Date.now() + limitMillis
-  for (;;) {
-    const found = probe()
-    if (found !== undefined) return found
-    if (Date.now() > deadline) throw new Error(`timed out after ${limitMillis} ms waiting for ${what}`)
-    await sleep(pollMillis)
-  }
-}
 
 const summary = (event: SessionEvent): string =>
   event.type === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event.type} ${event.session.pid}`

@@ -41,3 +41,14 @@ export const startCli = (args: ReadonlyArray<string>, bin: string = binPath, env
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
   return { child, exited, stdout: () => stdout, stderr: () => stderr }
 }
+
+/** Polls `probe` every 10 ms until it answers; fails, naming `what`, after `limitMillis`. */
+export const waitUntil = async <A>(what: string, limitMillis: number, probe: () => A | undefined): Promise<A> => {
+  const deadline = Date.now() + limitMillis
+  for (;;) {
+    const found = probe()
+    if (found !== undefined) return found
+    if (Date.now() > deadline) throw new Error(`timed out after ${limitMillis} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
