@@ -57,23 +57,25 @@ const partsPlugin = {
 }
 
 /**
- * Modules the command loads on first use instead of at start-up: each is replaced, for the
- * command's bundle only, by a module of ours whose `require` esbuild turns into a call of the
- * original's lazy initializer, so the first use is still synchronous. Only our own modules are
- * replaced; the library imports the originals.
- * - The error classes (`ErrorClasses.ts`): the library builds them when imported, so that a library
- *   user's failing `Effect.runSyncExit` gets its typed failure; the command builds them on the first
- *   failure, and a command that succeeds never does. `list --json` measured 6 ms (0.09× `node -e 0`)
- *   faster in one interleaved run, the lazy initializers' wrapping included. `EAGER_ERRORS=1` keeps
- *   the library's module.
+ * The build's one replacement table: modules the command loads on first use instead of at start-up.
+ * Each is replaced, for the command's bundle only and where one of our library modules (`src/`)
+ * imports it, by a module of the command's (`command/src/`) whose `require` esbuild turns into a call
+ * of the original's lazy initializer, so the first use is still synchronous. The library imports the
+ * originals.
+ * - The error classes (`Errors.ts`, `@effect/platform/Error`): the library builds them when
+ *   imported; the command builds them on the first failure, and a command that succeeds never does.
+ *   `list --json` measured 6 ms (0.09× `node -e 0`) faster in one interleaved run, the lazy
+ *   initializers' wrapping included. `EAGER_ERRORS=1` keeps the library's modules.
  * - The file port's watch (`FilesNodeWatch.ts`), its only use of `Stream`, in the parts that watch
  *   (`watching`): the full command line initializes `Stream` and the channel machinery only when it
  *   runs `watch`. The other parts do not carry the watch at all (`replacementsOf`).
  */
 const onFirstUse = [
-  ...(process.env.EAGER_ERRORS === undefined ? [["src/domain/ErrorClasses.ts", "src/domain/ErrorClassesOnFirstUse.ts"]] : []),
+  ...(process.env.EAGER_ERRORS === undefined
+    ? [["src/domain/Errors.ts", "command/src/ErrorsOnFirstUse.ts"], ["@effect/platform/Error", "command/src/PlatformErrorsOnFirstUse.ts"]]
+    : []),
   ["src/layers/FilesNodeWatch.ts", "src/layers/FilesNodeWatchOnFirstUse.ts"]
-].map(([original, replacement]) => [path.join(root, original), path.join(root, replacement)])
+].map(([original, replacement]) => [original.startsWith("src/") ? path.join(root, original) : original, path.join(root, replacement)])
 
 /**
  * The parts that watch a directory: `watch`, and the full command line, which runs any command.
@@ -92,15 +94,21 @@ const replacementsOf = (id) =>
       [original, original === path.join(root, "src/layers/FilesNodeWatch.ts") ? path.join(root, "src/layers/FilesNodeWatchNone.ts") : replacement]
     )
 
-/** Resolves each module of `table` to its replacement, but where the replacement imports it. */
+/**
+ * Resolves each module of `table` to its replacement where a library module imports it: by a relative
+ * path (`./Errors.js`, `../domain/Errors.js`) for our own modules, by its name for a package's.
+ */
 const replacing = (table) => {
-  // The imports that name one of those modules (`./ErrorClasses.js`, …).
-  const filter = new RegExp(`^\\./(${table.map(([original]) => path.basename(original, ".ts")).join("|")})\\.js$`)
+  const library = path.join(root, "src") + path.sep
+  const escape = (text) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")
+  const names = table.map(([original]) => path.isAbsolute(original) ? `\\.\\.?/(?:.*/)?${escape(path.basename(original, ".ts"))}\\.js` : escape(original))
+  const filter = new RegExp(`^(?:${names.join("|")})$`)
   return {
     name: "replacements",
     setup(build) {
       build.onResolve({ filter }, (args) => {
-        const target = path.join(args.resolveDir, args.path.replace(/\.js$/, ".ts"))
+        if (!args.importer.startsWith(library)) return undefined
+        const target = args.path.startsWith(".") ? path.join(args.resolveDir, args.path.replace(/\.js$/, ".ts")) : args.path
         const replacement = table.find(([original]) => original === target)?.[1]
         return replacement === undefined || args.importer === replacement ? undefined : { path: replacement }
       })

@@ -6,15 +6,15 @@
 import type { PlatformError } from "@effect/platform/Error"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import type {
-  ChangedDuringWrite,
-  IdentityMismatch,
-  InvalidJson,
-  InvalidSettings,
-  NotAddressable,
-  NotLive
+import {
+  type ChangedDuringWrite,
+  encodeError,
+  type IdentityMismatch,
+  type InvalidJson,
+  type InvalidSettings,
+  type NotAddressable,
+  type NotLive
 } from "../domain/Errors.js"
-import { errorClasses } from "../domain/ErrorsOnDemand.js"
 import { OutputFailed, printError, printLine } from "./Output.js"
 import { jsonText, terminalSafe } from "./Text.js"
 
@@ -56,7 +56,7 @@ const reasonOf = (error: ReportedError): Reason => (isPlatformError(error) ? "io
  * the `PlatformError` as it is, minus its `cause`, a native error that says nothing more.
  */
 const evidenceOf = (error: ReportedError): Record<string, unknown> => {
-  const { _tag, cause: _cause, ...fields } = errorClasses().encodeError(error)
+  const { _tag, cause: _cause, ...fields } = encodeError(error)
   return isPlatformError(error) ? { platformError: { _tag, ...fields } } : fields
 }
 

@@ -6,9 +6,8 @@
  * command: `direct/`) and the full command line (`Root.ts`, through `runInvocation`) run the same
  * functions here.
  */
-import type { PlatformError } from "@effect/platform/Error"
+import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
-import { failWithPlatformError } from "../domain/ErrorsOnDemand.js"
 import { layerNode, provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "../layers/Node.js"
 import { rootFromProcess } from "../services/ClaudeHome.js"
 import * as Handlers from "./Handlers.js"
@@ -26,7 +25,7 @@ const claudeHome = (invocation: Invocation): Effect.Effect<string, PlatformError
     try {
       return Effect.succeed(rootFromProcess(invocation.claudeHome))
     } catch (cause) {
-      return failWithPlatformError(({ SystemError }) =>
+      return Effect.fail(
         new SystemError({
           reason: "NotFound",
           module: "FileSystem",

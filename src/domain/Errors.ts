@@ -195,8 +195,7 @@ export class NotAddressable extends Schema.TaggedError<NotAddressable>("claude-p
 /**
  * An error of these classes (or `@effect/platform`'s, also Schema classes) encoded by its own
  * schema: the class is the schema, so its evidence has no second, hand-written shape. The command's
- * `--json` errors print it; it lives beside the classes so that it is built with them, on the first
- * failure (see `ErrorClasses.ts`).
+ * `--json` errors print it.
  */
 export const encodeError = (error: { readonly constructor: unknown }): Record<string, unknown> =>
   Schema.encodeSync(error.constructor as Schema.Schema<unknown, Record<string, unknown>>)(error)

@@ -7,12 +7,11 @@
  * returns. And the compare-and-rename of `replaceIfUnchanged` runs synchronously from its re-read
  * to its rename: any `await` between them hands the event loop, and so the window, to someone else.
  */
-import type { PlatformError } from "@effect/platform/Error"
+import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
-import { failWithPlatformError, platformErrorClasses } from "../domain/ErrorsOnDemand.js"
 import {
   type BoundedRead,
   type DirectoryEntry,
@@ -65,7 +64,7 @@ const sameOwner = (stats: { readonly uid: number; readonly gid: number }, owner:
 /** A refused chown, said as what it means for the file, not as the bare errno. */
 const ownerRefused = (method: string, path: string, owner: Owner) => (cause: unknown): PlatformError => {
   const code = errnoOf(cause)
-  return new (platformErrorClasses().SystemError)({
+  return new SystemError({
     reason: reasonOf(code),
     module: "FileSystem",
     method,
@@ -143,7 +142,7 @@ const refuseLinkWithoutNoFollow = (path: string): Effect.Effect<void, PlatformEr
     ? Effect.void
     : Effect.flatMap(lstat(path), (info) =>
       info.type === "SymbolicLink"
-        ? failWithPlatformError(({ SystemError }) =>
+        ? Effect.fail(
           new SystemError({
             reason: "BadResource",
             module: "FileSystem",

@@ -2,9 +2,8 @@
  * How the file port on `node:fs` says a failure: the one translation of a Node failure into a
  * `PlatformError`, shared by the port (`FilesNode.ts`) and its watch (`FilesNodeWatch.ts`).
  */
-import type { PlatformError, SystemErrorReason } from "@effect/platform/Error"
+import { BadArgument, isPlatformError, type PlatformError, SystemError, type SystemErrorReason } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
-import { platformErrorClasses } from "../domain/ErrorsOnDemand.js"
 
 export const reasonOf = (code: string | undefined): SystemErrorReason => {
   switch (code) {
@@ -32,13 +31,11 @@ const isErrnoException = (u: unknown): u is NodeJS.ErrnoException =>
 export const errnoOf = (u: unknown): string | undefined => (isErrnoException(u) ? u.code : undefined)
 
 /**
- * The one translation of a Node failure into a `PlatformError` (its classes come from
- * `ErrorClasses.ts`). An errno exception is a `SystemError` whose reason a caller can act on; a
+ * The one translation of a Node failure into a `PlatformError`. An errno exception is a `SystemError` whose reason a caller can act on; a
  * `PlatformError` thrown by our own code is kept; anything else was thrown for a bad argument, which
  * is how `@effect/platform-node` reports it too.
  */
 export const fromNodeError = (method: string, path: string) => (cause: unknown): PlatformError => {
-  const { BadArgument, isPlatformError, SystemError } = platformErrorClasses()
   if (isPlatformError(cause)) return cause
   if (!isErrnoException(cause)) {
     return new BadArgument({ module: "FileSystem", method, description: String(cause), cause })

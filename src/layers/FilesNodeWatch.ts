@@ -5,12 +5,11 @@
  * (`FilesNodeWatchOnFirstUse.ts`), so that only `watch` initializes `Stream` and the channel
  * machinery behind it.
  */
-import type { PlatformError } from "@effect/platform/Error"
+import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
-import { failWithPlatformError } from "../domain/ErrorsOnDemand.js"
 import type { WatchEvent } from "../services/Files.js"
 import { attemptSync, fromNodeError } from "./FilesNodeErrors.js"
 
@@ -27,7 +26,7 @@ export const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
       // host's own work can hold for as long as it likes, while its first read does not wait.
       Effect.flatMap(attemptSync("watch", path, () => NFS.statSync(path)), (watched) => {
         if (!watched.isDirectory()) {
-          return failWithPlatformError(({ SystemError }) =>
+          return Effect.fail(
             new SystemError({
               reason: "BadResource",
               module: "FileSystem",

@@ -8,8 +8,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { Candidate, IdentityMismatch, NotAddressable, NotLive, SessionQuery } from "../domain/Errors.js"
-import { failWith } from "../domain/ErrorsOnDemand.js"
+import { type Candidate, IdentityMismatch, NotAddressable, NotLive, type SessionQuery } from "../domain/Errors.js"
 import { normalizeName } from "../domain/Names.js"
 import type { Session } from "../domain/Session.js"
 import type { RegistryEntry } from "../domain/Verdict.js"
@@ -83,7 +82,7 @@ const pick = (live: ReadonlyArray<Session>, query: ResolveQuery, options: Resolv
   if (matches.length === 0) return undefined
   const evidence = evidenceOf(query)
   if (matches.length > 1) {
-    return failWith((E) => new E.IdentityMismatch({ query: evidence, shared: "query", candidates: matches.map(candidate) }))
+    return Effect.fail(new IdentityMismatch({ query: evidence, shared: "query", candidates: matches.map(candidate) }))
   }
   const session = matches[0]!
   const shares = (what: "name" | "sessionId") =>
@@ -93,9 +92,9 @@ const pick = (live: ReadonlyArray<Session>, query: ResolveQuery, options: Resolv
   const rivals = sharedName.length > 0 ? { shared: "name" as const, rivals: sharedName } : sharedId.length > 0 ? { shared: "sessionId" as const, rivals: sharedId } : undefined
   if (rivals !== undefined) {
     const candidates = [session, ...rivals.rivals.sort((a, b) => a.pid - b.pid)].map(candidate)
-    return failWith((E) => new E.IdentityMismatch({ query: evidence, shared: rivals.shared, candidates }))
+    return Effect.fail(new IdentityMismatch({ query: evidence, shared: rivals.shared, candidates }))
   }
-  if (session.socketPath === null) return failWith((E) => new E.NotAddressable({ query: evidence, session: candidate(session) }))
+  if (session.socketPath === null) return Effect.fail(new NotAddressable({ query: evidence, session: candidate(session) }))
   return Effect.succeed(session)
 }
 
@@ -117,7 +116,7 @@ export const make = Effect.gen(function*() {
       const reasons = entries
         .filter((e) => e.verdict._tag !== "live" && carried(e.sessionId, e.name))
         .map((e) => ({ file: e.file, verdict: e.verdict._tag, detail: describeVerdict(e.verdict) }))
-      return failWith((E) => new E.NotLive({ query: evidenceOf(query), reasons }))
+      return Effect.fail(new NotLive({ query: evidenceOf(query), reasons }))
     })
 
   const resolve = Effect.fn("Registry.resolve")(function*(query: ResolveQuery, options: ResolveOptions = {}) {

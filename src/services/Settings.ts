@@ -6,7 +6,7 @@
  * service can have. Every update therefore compares the bytes it started from with the bytes on
  * disk just before its rename, and edits only its own member of the document.
  */
-import type { PlatformError, SystemError } from "@effect/platform/Error"
+import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -14,8 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as path from "node:path"
-import type { ChangedDuringWrite, InvalidJson, InvalidSettings } from "../domain/Errors.js"
-import { failWith, platformErrorClasses } from "../domain/ErrorsOnDemand.js"
+import { ChangedDuringWrite, InvalidJson, InvalidSettings } from "../domain/Errors.js"
 import {
   applyChange,
   decodeDocument,
@@ -111,25 +110,25 @@ export const make = Effect.gen(function*() {
   const lock = makeLock({ files, probe, timings, settingsFile: file, nonce })
 
   const documentError = (problem: DocumentProblem, during: During) =>
-    failWith((E) =>
+    Effect.fail(
       problem._tag === "InvalidJson"
-        ? new E.InvalidJson({ path: file, detail: problem.reason, during })
-        : new E.InvalidSettings({ path: file, problem: problem.problem, detail: problem.reason, during })
+        ? new InvalidJson({ path: file, detail: problem.reason, during })
+        : new InvalidSettings({ path: file, problem: problem.problem, detail: problem.reason, during })
     )
 
   const orDocumentError = <A>(result: Either.Either<A, DocumentProblem>, during: During): Effect.Effect<A, InvalidJson | InvalidSettings> =>
     Either.isLeft(result) ? documentError(result.left, during) : Effect.succeed(result.right)
 
   const notRegular = (type: EntryType, during: During) =>
-    failWith((E) =>
+    Effect.fail(
       type === "SymbolicLink" && during === "update"
-        ? new E.InvalidSettings({ path: file, problem: "symlink", detail: entryTypeWords[type], during })
-        : new E.InvalidSettings({ path: file, problem: "not_a_file", detail: entryTypeWords[type], during })
+        ? new InvalidSettings({ path: file, problem: "symlink", detail: entryTypeWords[type], during })
+        : new InvalidSettings({ path: file, problem: "not_a_file", detail: entryTypeWords[type], during })
     )
 
   const tooLarge = (size: number, during: During) =>
-    failWith((E) =>
-      new E.InvalidSettings({
+    Effect.fail(
+      new InvalidSettings({
         path: file,
         problem: "too_large",
         detail: `it is ${size} bytes, more than the 1 MiB (${maxSettingsBytes} bytes) a settings file may have, so it was not read`,
@@ -190,16 +189,14 @@ export const make = Effect.gen(function*() {
       const revision = revisionOfOnDisk(onDisk)
       // Step 3: the caller decided on other bytes than these.
       if (expectedRevision !== null && revision !== expectedRevision) {
-        return yield* failWith((E) =>
-          new E.ChangedDuringWrite({
-            path: file,
-            conflict: "revision",
-            expectedRevision,
-            actualRevision: revision,
-            attempts: 0,
-            lock: null
-          })
-        )
+        return yield* new ChangedDuringWrite({
+          path: file,
+          conflict: "revision",
+          expectedRevision,
+          actualRevision: revision,
+          attempts: 0,
+          lock: null
+        })
       }
       // Step 4: an invalid existing value is repaired, since the caller asked for a value; a
       // document that is not JSON or not an object is the user's to fix, and is left alone.
@@ -252,7 +249,7 @@ export const make = Effect.gen(function*() {
    * as they are.
    */
   const ownerNotKept = (owner: Owner) => (error: PlatformError): PlatformError =>
-    !isOwnerRefusal(error) ? error : new (platformErrorClasses().SystemError)({
+    !isOwnerRefusal(error) ? error : new SystemError({
       reason: "PermissionDenied",
       module: "FileSystem",
       method: "update",
@@ -316,9 +313,7 @@ export const make = Effect.gen(function*() {
         if (written._tag === "Replaced") return makeSettingsView(file, revisionOf(written.bytes), policyAfter(change))
         if (expectedRevision !== null || attempts > maxMergeRetries) {
           const actualRevision = written.observed === null ? null : revisionOf(written.observed)
-          return yield* failWith((E) =>
-            new E.ChangedDuringWrite({ path: file, conflict: "overtaken", expectedRevision, actualRevision, attempts, lock: null })
-          )
+          return yield* new ChangedDuringWrite({ path: file, conflict: "overtaken", expectedRevision, actualRevision, attempts, lock: null })
         }
       }
     })

@@ -13,15 +13,14 @@
  * - A lock path that is not a regular file (a directory, a FIFO, a link) is not ours: it is never
  *   opened and never removed, and the update fails naming it.
  */
-import type { PlatformError } from "@effect/platform/Error"
+import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as path from "node:path"
-import type { ChangedDuringWrite } from "../domain/Errors.js"
-import { failWith, failWithPlatformError } from "../domain/ErrorsOnDemand.js"
+import { ChangedDuringWrite } from "../domain/Errors.js"
 import { sameStartTime } from "../domain/Record.js"
 import { entryTypeWords } from "../domain/VerdictWords.js"
 import type { Files } from "./Files.js"
@@ -109,7 +108,7 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
   const lockFile = lockFileOf(settingsFile)
 
   const notALock = (type: keyof typeof entryTypeWords) =>
-    failWithPlatformError(({ SystemError }) =>
+    Effect.fail(
       new SystemError({
         reason: "BadResource",
         module: "FileSystem",
@@ -188,8 +187,8 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
     })
 
   const lockHeld = (expectedRevision: string | null, holder: string) =>
-    failWith((E) =>
-      new E.ChangedDuringWrite({
+    Effect.fail(
+      new ChangedDuringWrite({
         path: settingsFile,
         conflict: "lock_held",
         expectedRevision,
