@@ -26,6 +26,7 @@ import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { purePlugin } from "../command/pure.mjs"
 import { libraryPatchesPlugin } from "./effect-patches.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -134,6 +135,8 @@ const checkWatch = (id) => (result) => {
   return result
 }
 
+const ours = [path.join(root, "src") + path.sep, path.join(root, "command", "src") + path.sep]
+
 const bundle = (entry, plugins, replacements = onFirstUse) =>
   esbuild.build({
     absWorkingDir: root,
@@ -153,8 +156,9 @@ const bundle = (entry, plugins, replacements = onFirstUse) =>
     supported: { "dynamic-import": false },
     legalComments: "none",
     metafile: true,
-    // Effect's modules, patched where they do start-up work the command never needs (see the module).
-    plugins: [libraryPatchesPlugin, replacing(replacements), ...plugins],
+    // Effect's modules, patched where they do start-up work the command never needs (see the module);
+    // our own modules, with the pure annotations that let esbuild drop what a part does not use.
+    plugins: [libraryPatchesPlugin, replacing(replacements), purePlugin(ours), ...plugins],
     logLevel: "warning"
   })
 

@@ -69,19 +69,19 @@ const noFileNote = (error: ReportedError) =>
     ? Effect.map(missingDirectory, (missing) => (missing === undefined ? undefined : `${missing} does not exist`))
     : Effect.succeed(undefined)
 
-export const list = /*#__PURE__*/ Effect.fn("list")(function*(json: boolean) {
+export const list = Effect.fn("list")(function*(json: boolean) {
   const sessions = yield* (yield* Registry).list
   const missing = sessions.length === 0 && !json ? yield* missingDirectory : undefined
   yield* printData(json, () => sessions.map(sessionJson), () => sessionsTable(sessions, missing))
 }, reported)
 
-export const inspect = /*#__PURE__*/ Effect.fn("inspect")(function*(json: boolean) {
+export const inspect = Effect.fn("inspect")(function*(json: boolean) {
   const entries = yield* (yield* Registry).inspect
   const missing = entries.length === 0 && !json ? yield* missingDirectory : undefined
   yield* printData(json, () => entries.map(inspectRow), () => entriesTable(entries, missing))
 }, reported)
 
-export const resolve = /*#__PURE__*/ Effect.fn("resolve")(function*(json: boolean, command: CommandOf<"resolve">) {
+export const resolve = Effect.fn("resolve")(function*(json: boolean, command: CommandOf<"resolve">) {
   const session = yield* (yield* Registry).resolve(command.query, { allowSharedName: command.allowSharedName })
   yield* printData(json, () => sessionJson(session), () => sessionDetails(session))
 }, reportedWithNote)
@@ -97,7 +97,7 @@ const missingHome = (view: SettingsView) =>
     return (yield* isAbsent(home.root)) ? home.root : undefined
   })
 
-export const settingsGet = /*#__PURE__*/ Effect.fn("settings get")(function*(json: boolean) {
+export const settingsGet = Effect.fn("settings get")(function*(json: boolean) {
   const view = yield* (yield* Settings).read
   const missing = json ? undefined : yield* missingHome(view)
   yield* printData(json, () => view, () => settingsText(view, missing))
@@ -126,18 +126,18 @@ const settingsUpdate = (json: boolean, change: PolicyChange, expectRevision: str
     )
   })
 
-export const settingsSet = /*#__PURE__*/ Effect.fn("settings set")(
+export const settingsSet = Effect.fn("settings set")(
   (json: boolean, command: CommandOf<"settings set">) => settingsUpdate(json, setPolicy(command.value), command.expectRevision),
   reported
 )
 
-export const settingsReset = /*#__PURE__*/ Effect.fn("settings reset")(
+export const settingsReset = Effect.fn("settings reset")(
   (json: boolean, command: CommandOf<"settings reset">) => settingsUpdate(json, resetPolicy, command.expectRevision),
   reported
 )
 
 /** Every live session's policy as an array, or the one session's as an object, refused as `resolve` refuses. */
-export const policy = /*#__PURE__*/ Effect.fn("policy")(function*(json: boolean, command: CommandOf<"policy">) {
+export const policy = Effect.fn("policy")(function*(json: boolean, command: CommandOf<"policy">) {
   const policies = yield* Policy
   if (command.query === undefined) {
     const all = yield* policies.list
@@ -159,7 +159,7 @@ const sayReadingEveryInterval = ({ directory, error, interval }: NotificationsRe
   })
 
 /** Until interrupted (a signal ends it with exit 0), or until nobody reads its output. */
-export const watch = /*#__PURE__*/ Effect.fn("watch")(function*(json: boolean, command: CommandOf<"watch">) {
+export const watch = Effect.fn("watch")(function*(json: boolean, command: CommandOf<"watch">) {
   const encodeEvent = Schema.encodeSync(SessionEvent)
   const signalled = yield* endOnSignal
   const missing = json ? undefined : yield* missingDirectory

@@ -33,14 +33,14 @@ export const sessionsTable = (sessions: ReadonlyArray<Session>, missing?: string
  * in this order with these types, so the command prints them as they are; a test holds the two to
  * the same JSON.
  */
-export const InspectRow = /*#__PURE__*/ Schema.Struct({
+export const InspectRow = Schema.Struct({
   file: Schema.String,
   verdict: VerdictName,
   /** The verdict as a sentence. */
   detail: Schema.String,
-  pid: /*#__PURE__*/ Schema.NullOr(Schema.Number),
-  sessionId: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  name: /*#__PURE__*/ Schema.NullOr(Schema.String)
+  pid: Schema.NullOr(Schema.Number),
+  sessionId: Schema.NullOr(Schema.String),
+  name: Schema.NullOr(Schema.String)
 })
 export type InspectRow = typeof InspectRow.Type
 

@@ -118,11 +118,11 @@ const lenient = <A>(schema: Schema.Schema<A>, key: string) =>
 
 /**
  * The descriptive fields as a schema, vendor spelling in (`messagingSocketPath`, `updatedAt`), ours out
- * (`socketPath`, `updatedAtMs`), made from the same table as the decoder. It is built in a pure call, so that a
- * bundle that only decodes (the command) does not build it.
+ * (`socketPath`, `updatedAtMs`), made from the same table as the decoder.
  */
-export const RecordDescription: Schema.Schema<RecordDescription, { readonly [key: string]: unknown }> = /*#__PURE__*/ (() =>
-  Schema.Struct(Object.fromEntries(fieldEntries.map(([name, { key, type }]) => [name, lenient(schemaOfType(type), key)]))))() as never
+export const RecordDescription: Schema.Schema<RecordDescription, { readonly [key: string]: unknown }> = Schema.Struct(
+  Object.fromEntries(fieldEntries.map(([name, { key, type }]) => [name, lenient(schemaOfType(type), key)]))
+) as never
 
 /**
  * What a record's bytes say before any process is consulted: either a verdict that needs no

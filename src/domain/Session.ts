@@ -5,7 +5,7 @@ import { Status } from "./Status.js"
  * A live Claude Code session, in our spelling. Absent values are `null` so that `--json` always
  * prints every key; the vendor spelling is known only to `Record.ts`.
  */
-export const Session = /*#__PURE__*/ Schema.Struct({
+export const Session = Schema.Struct({
   pid: Schema.Int,
   sessionId: Schema.String,
   name: Schema.String,
@@ -14,24 +14,24 @@ export const Session = /*#__PURE__*/ Schema.Struct({
    * other live session's name is the same under Claude Code's name normalization, else
    * `uds:<socketPath>`, which no other process can hold; null when the session has no socket.
    */
-  address: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  cwd: /*#__PURE__*/ Schema.NullOr(Schema.String),
+  address: Schema.NullOr(Schema.String),
+  cwd: Schema.NullOr(Schema.String),
   /** The session's inbox; null when it did not start (`--restricted`): the session runs but cannot receive messages. */
-  socketPath: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  status: /*#__PURE__*/ Schema.NullOr(Status),
-  rawStatus: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  statusUpdatedAtMs: /*#__PURE__*/ Schema.NullOr(Schema.Number),
-  updatedAtMs: /*#__PURE__*/ Schema.NullOr(Schema.Number),
-  startedAtMs: /*#__PURE__*/ Schema.NullOr(Schema.Number),
-  kind: /*#__PURE__*/ Schema.NullOr(Schema.String),
+  socketPath: Schema.NullOr(Schema.String),
+  status: Schema.NullOr(Status),
+  rawStatus: Schema.NullOr(Schema.String),
+  statusUpdatedAtMs: Schema.NullOr(Schema.Number),
+  updatedAtMs: Schema.NullOr(Schema.Number),
+  startedAtMs: Schema.NullOr(Schema.Number),
+  kind: Schema.NullOr(Schema.String),
   /** Claude Code's own `entrypoint`: `sdk-cli` for a `claude -p` run, which registers like an interactive session. */
-  entrypoint: /*#__PURE__*/ Schema.NullOr(Schema.String),
+  entrypoint: Schema.NullOr(Schema.String),
   /** Claude Code's own `nameSource`: `derived`, `user`, `collision`, `peer`, … */
-  nameSource: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  waitingFor: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  jobId: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  version: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  tmux: /*#__PURE__*/ Schema.NullOr(Schema.String),
+  nameSource: Schema.NullOr(Schema.String),
+  waitingFor: Schema.NullOr(Schema.String),
+  jobId: Schema.NullOr(Schema.String),
+  version: Schema.NullOr(Schema.String),
+  tmux: Schema.NullOr(Schema.String),
   /** The registry file the session was read from. */
   file: Schema.String
 })

@@ -21,28 +21,27 @@ import { applyTextEdits, jsonPreview, nestingDepth, type TextEdit } from "./Json
 
 export const settingsKey = "crossSessionInbound"
 
-// Built in a pure call: the spread alone would keep it in every bundle that imports this module.
-export const InboundPolicy = /*#__PURE__*/ (() => Schema.Literal(...inboundPolicyNames))()
+export const InboundPolicy = Schema.Literal(...inboundPolicyNames)
 export type InboundPolicy = typeof InboundPolicy.Type
 
 export const inboundPolicies: ReadonlyArray<InboundPolicy> = inboundPolicyNames
 
 /** The result of a read or an update. `crossSessionInbound` is null when the key is absent. */
-export const SettingsView = /*#__PURE__*/ Schema.Struct({
+export const SettingsView = Schema.Struct({
   path: Schema.String,
   /** Lowercase hex BLAKE3 of the exact bytes the value was read from (or written). */
   revision: Schema.String,
-  crossSessionInbound: /*#__PURE__*/ Schema.NullOr(InboundPolicy),
+  crossSessionInbound: Schema.NullOr(InboundPolicy),
   /** True only for `accept`: absent, `hold` and `refuse` all leave the decision elsewhere or refuse. */
   userAllowsAutomaticDelivery: Schema.Boolean,
-  scope: /*#__PURE__*/ Schema.Literal("user")
+  scope: Schema.Literal("user")
 })
 export type SettingsView = typeof SettingsView.Type
 
 /** What an update asks for: set the key to a value, or remove it (Claude Code's "default"). */
-export const PolicyChange = /*#__PURE__*/ Schema.Union(
-  /*#__PURE__*/ Schema.TaggedStruct("Set", { value: InboundPolicy }),
-  /*#__PURE__*/ Schema.TaggedStruct("Reset", {})
+export const PolicyChange = Schema.Union(
+  Schema.TaggedStruct("Set", { value: InboundPolicy }),
+  Schema.TaggedStruct("Reset", {})
 )
 export type PolicyChange = typeof PolicyChange.Type
 

@@ -4,7 +4,7 @@ import * as Schema from "effect/Schema"
  * `status` is vendor-owned open text. The known words map onto a small union; anything else is
  * `null` with the original text kept, so a new status never drops a record.
  */
-export const Status = /*#__PURE__*/ Schema.Literal("busy", "idle", "waiting")
+export const Status = Schema.Literal("busy", "idle", "waiting")
 export type Status = typeof Status.Type
 
 export const statusFromRaw = (raw: string | null): Status | null => {

@@ -6,7 +6,7 @@ import { Session } from "./Session.js"
  * of this union and the first that fails names the verdict; `live` means all of them passed.
  * `inspect`, `watch` and `resolve`'s refusals all read this same value.
  */
-export const EntryType = /*#__PURE__*/ Schema.Literal(
+export const EntryType = Schema.Literal(
   "File",
   "Directory",
   "SymbolicLink",
@@ -18,28 +18,28 @@ export const EntryType = /*#__PURE__*/ Schema.Literal(
 )
 export type EntryType = typeof EntryType.Type
 
-export const NotARecord = /*#__PURE__*/ Schema.TaggedStruct("not_a_record", {})
-export const NotAFile = /*#__PURE__*/ Schema.TaggedStruct("not_a_file", { type: EntryType })
-export const TooLarge = /*#__PURE__*/ Schema.TaggedStruct("too_large", { size: Schema.Number })
-export const Unreadable = /*#__PURE__*/ Schema.TaggedStruct("unreadable", { reason: Schema.String })
-export const Malformed = /*#__PURE__*/ Schema.TaggedStruct("malformed", { reason: Schema.String })
-export const InvalidPid = /*#__PURE__*/ Schema.TaggedStruct("invalid_pid", { pid: Schema.Number })
-export const PidMismatch = /*#__PURE__*/ Schema.TaggedStruct("pid_mismatch", { pid: Schema.Number, filePid: Schema.Number })
-export const NoName = /*#__PURE__*/ Schema.TaggedStruct("no_name", {})
-export const EmptySessionId = /*#__PURE__*/ Schema.TaggedStruct("empty_session_id", {})
+export const NotARecord = Schema.TaggedStruct("not_a_record", {})
+export const NotAFile = Schema.TaggedStruct("not_a_file", { type: EntryType })
+export const TooLarge = Schema.TaggedStruct("too_large", { size: Schema.Number })
+export const Unreadable = Schema.TaggedStruct("unreadable", { reason: Schema.String })
+export const Malformed = Schema.TaggedStruct("malformed", { reason: Schema.String })
+export const InvalidPid = Schema.TaggedStruct("invalid_pid", { pid: Schema.Number })
+export const PidMismatch = Schema.TaggedStruct("pid_mismatch", { pid: Schema.Number, filePid: Schema.Number })
+export const NoName = Schema.TaggedStruct("no_name", {})
+export const EmptySessionId = Schema.TaggedStruct("empty_session_id", {})
 /** `parkedJobId` is the job's id as the record spells it; a value that is not a string is described, never reprinted. */
-export const Parked = /*#__PURE__*/ Schema.TaggedStruct("parked", {
+export const Parked = Schema.TaggedStruct("parked", {
   parkedJobId: Schema.String,
   /** Whether a process still runs with the window's pid: a parked window whose process exited must not read as running. */
   windowRunning: Schema.Boolean
 })
-export const Spare = /*#__PURE__*/ Schema.TaggedStruct("spare", {})
-export const OtherPidDomain = /*#__PURE__*/ Schema.TaggedStruct("other_pid_domain", { pidDomain: Schema.String, here: Schema.String })
-export const Dead = /*#__PURE__*/ Schema.TaggedStruct("dead", {})
-export const PidReused = /*#__PURE__*/ Schema.TaggedStruct("pid_reused", { recorded: Schema.String, actual: Schema.String })
-export const Live = /*#__PURE__*/ Schema.TaggedStruct("live", { session: Session })
+export const Spare = Schema.TaggedStruct("spare", {})
+export const OtherPidDomain = Schema.TaggedStruct("other_pid_domain", { pidDomain: Schema.String, here: Schema.String })
+export const Dead = Schema.TaggedStruct("dead", {})
+export const PidReused = Schema.TaggedStruct("pid_reused", { recorded: Schema.String, actual: Schema.String })
+export const Live = Schema.TaggedStruct("live", { session: Session })
 
-export const Verdict = /*#__PURE__*/ Schema.Union(
+export const Verdict = Schema.Union(
   NotARecord,
   NotAFile,
   TooLarge,
@@ -59,7 +59,7 @@ export const Verdict = /*#__PURE__*/ Schema.Union(
 export type Verdict = typeof Verdict.Type
 
 /** Every verdict name, in the order the contract's checks run. */
-export const VerdictName = /*#__PURE__*/ Schema.Literal(
+export const VerdictName = Schema.Literal(
   "not_a_record",
   "not_a_file",
   "too_large",
@@ -82,8 +82,7 @@ export type VerdictName = typeof VerdictName.Type
 const sameNames: [VerdictName] extends [Verdict["_tag"]] ? [Verdict["_tag"]] extends [VerdictName] ? true : never : never = true
 void sameNames
 
-// Read through a pure call, so that a bundle that does not use the names does not build the schema either.
-export const verdictNames: ReadonlyArray<VerdictName> = /*#__PURE__*/ (() => VerdictName.literals)()
+export const verdictNames: ReadonlyArray<VerdictName> = VerdictName.literals
 
 export { describeVerdict, entryTypeWords } from "./VerdictWords.js"
 
@@ -91,11 +90,11 @@ export { describeVerdict, entryTypeWords } from "./VerdictWords.js"
  * One registry file and its verdict, with whatever identity the file carried (so that a refusal
  * can say why a session id is not live). `pid`, `sessionId` and `name` are null where unknown.
  */
-export const RegistryEntry = /*#__PURE__*/ Schema.Struct({
+export const RegistryEntry = Schema.Struct({
   file: Schema.String,
   verdict: Verdict,
-  pid: /*#__PURE__*/ Schema.NullOr(Schema.Number),
-  sessionId: /*#__PURE__*/ Schema.NullOr(Schema.String),
-  name: /*#__PURE__*/ Schema.NullOr(Schema.String)
+  pid: Schema.NullOr(Schema.Number),
+  sessionId: Schema.NullOr(Schema.String),
+  name: Schema.NullOr(Schema.String)
 })
 export type RegistryEntry = typeof RegistryEntry.Type

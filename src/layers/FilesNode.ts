@@ -384,4 +384,4 @@ export const make = (): Files => ({
   watch
 })
 
-export const layer: Layer.Layer<Files> = /*#__PURE__*/ Layer.sync(Files, make)
+export const layer: Layer.Layer<Files> = Layer.sync(Files, make)

@@ -514,4 +514,4 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
   }
 }
 
-export const layer: Layer.Layer<ProcessProbe> = /*#__PURE__*/ Layer.sync(ProcessProbe, () => makeNode())
+export const layer: Layer.Layer<ProcessProbe> = Layer.sync(ProcessProbe, () => makeNode())

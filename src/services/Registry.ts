@@ -130,4 +130,4 @@ export const make = Effect.gen(function*() {
 })
 
 /** The registry over whatever `Files`, `ProcessProbe` and `ClaudeHome` the program provides. */
-export const layer: Layer.Layer<Registry, never, Files | ProcessProbe | ClaudeHome> = /*#__PURE__*/ Layer.effect(Registry, make)
+export const layer: Layer.Layer<Registry, never, Files | ProcessProbe | ClaudeHome> = Layer.effect(Registry, make)

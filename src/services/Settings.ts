@@ -343,4 +343,4 @@ export const make = Effect.gen(function*() {
 const policyAfter = (change: PolicyChange): InboundPolicy | null => (change._tag === "Set" ? change.value : null)
 
 /** Requires the file port, the process probe (for the lock's holder) and the Claude home. */
-export const layer: Layer.Layer<Settings, never, Files | ProcessProbe | ClaudeHome> = /*#__PURE__*/ Layer.effect(Settings, make)
+export const layer: Layer.Layer<Settings, never, Files | ProcessProbe | ClaudeHome> = Layer.effect(Settings, make)

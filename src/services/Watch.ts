@@ -200,4 +200,4 @@ export const make = Effect.gen(function*() {
 })
 
 /** The watch over the registry and the ports it reads and watches. */
-export const layer: Layer.Layer<Watch, never, Registry | Files | ProcessProbe | ClaudeHome> = /*#__PURE__*/ Layer.effect(Watch, make)
+export const layer: Layer.Layer<Watch, never, Registry | Files | ProcessProbe | ClaudeHome> = Layer.effect(Watch, make)
