@@ -75,12 +75,12 @@ const onFirstUse = [
   ...(process.env.EAGER_ERRORS === undefined
     ? [["src/domain/Errors.ts", "command/src/ErrorsOnFirstUse.ts"], ["@effect/platform/Error", "command/src/PlatformErrorsOnFirstUse.ts"]]
     : []),
-  ["src/layers/FilesNodeWatch.ts", "src/layers/FilesNodeWatchOnFirstUse.ts"]
+  ["src/layers/FilesNodeWatch.ts", "command/src/FilesNodeWatchOnFirstUse.ts"]
 ].map(([original, replacement]) => [original.startsWith("src/") ? path.join(root, original) : original, path.join(root, replacement)])
 
 /**
  * The parts that watch a directory: `watch`, and the full command line, which runs any command.
- * Every other part gets `FilesNodeWatchNone.ts` in place of the port's watch, so that it carries
+ * Every other part gets `command/src/FilesNodeWatchNone.ts` in place of the port's watch, so that it carries
  * neither `Stream` nor the channel machinery, and the build fails if such a part holds the one
  * caller of the port's watch (the `Watch` service).
  */
@@ -92,7 +92,7 @@ const replacementsOf = (id) =>
   watching.has(id)
     ? onFirstUse
     : onFirstUse.map(([original, replacement]) =>
-      [original, original === path.join(root, "src/layers/FilesNodeWatch.ts") ? path.join(root, "src/layers/FilesNodeWatchNone.ts") : replacement]
+      [original, original === path.join(root, "src/layers/FilesNodeWatch.ts") ? path.join(root, "command/src/FilesNodeWatchNone.ts") : replacement]
     )
 
 /**

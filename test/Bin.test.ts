@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { watch as watchNone } from "../src/layers/FilesNodeWatchNone.js"
+import { watch as watchNone } from "../command/src/FilesNodeWatchNone.js"
 import { startCli, waitUntil } from "./support/cli.js"
 import { recordText } from "./support/records.js"
 import { killAndReap, startSleeper, startTimeOf } from "./support/worlds.js"
@@ -446,7 +446,8 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
         if (entry.isDirectory()) return callers(file)
         return entry.name.endsWith(".ts") && /(?<!Handlers)\.watch\(/.test(fs.readFileSync(file, "utf8")) ? [path.relative(root, file)] : []
       })
-    expect(callers(path.join(root, "src")).sort()).toEqual(["src/layers/FilesNodeWatch.ts", "src/layers/FilesNodeWatchOnFirstUse.ts", "src/services/Watch.ts"])
+    expect(callers(path.join(root, "src")).sort()).toEqual(["src/layers/FilesNodeWatch.ts", "src/services/Watch.ts"])
+    expect(callers(path.join(root, "command", "src"))).toEqual(["command/src/FilesNodeWatchOnFirstUse.ts"])
     // Every other part has the port's watch left out, and with it Stream's channel machinery.
     const { index, section } = readBundle()
     const channels = 'Symbol.for("effect/ChannelState")'

@@ -1,9 +1,5 @@
 /**
- * The watch of the file port on `node:fs` (`FilesNode.ts`), a module of its own: it is the port's
- * only use of `Stream`. In the command's bundle, the parts that never watch do not carry it
- * (`FilesNodeWatchNone.ts`), and the full command line loads it on the first watch
- * (`FilesNodeWatchOnFirstUse.ts`), so that only `watch` initializes `Stream` and the channel
- * machinery behind it.
+ * The watch of the file port on `node:fs` (`FilesNode.ts`): the port's only use of `Stream`.
  */
 import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
