@@ -196,10 +196,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
    */
   const scan = (onlyLivePids: boolean): Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError> =>
     Effect.gen(function*() {
-      const listing = yield* files.readDirectory(directory).pipe(
-        // A missing registry directory is an empty registry: no session has started yet.
-        Effect.catchIf(isNotFound, () => Effect.succeed([]))
-      )
+      // A missing registry directory is an empty registry: no session has started yet.
+      const listing = Option.getOrElse(yield* files.readDirectoryIfExists(directory), () => [])
       const records = listing.filter((entry) => entry.name.endsWith(".json"))
       const filePids = records.map((entry) => Option.getOrNull(pidOfFileName(entry.name)))
       const liveness = yield* probe.checkLiveness(filePids.filter((pid): pid is number => pid !== null))
