@@ -147,6 +147,33 @@ const suite = (name: string, env: Layer.Layer<Files | Fixture>) =>
         })
       ))
 
+    it.effect("readDirectoryIfExists: none for a missing directory, a missing parent or a dangling link; else readDirectory's entries", () =>
+      run((files, fx) =>
+        Effect.gen(function*() {
+          expect(yield* files.readDirectoryIfExists(Path.join(fx.root, "sessions"))).toEqual(Option.none())
+          expect(yield* files.readDirectoryIfExists(Path.join(fx.root, "home", "sessions"))).toEqual(Option.none())
+          fx.symlink(Path.join(fx.root, "gone"), Path.join(fx.root, "dangling"))
+          expect(yield* files.readDirectoryIfExists(Path.join(fx.root, "dangling"))).toEqual(Option.none())
+          fx.writeFile(Path.join(fx.root, "sessions", "1.json"), "{}")
+          fx.mkdir(Path.join(fx.root, "sessions", "2.json"))
+          const listed = yield* files.readDirectoryIfExists(Path.join(fx.root, "sessions"))
+          const sorted = (entries: ReadonlyArray<{ readonly name: string }>) => [...entries].sort((a, b) => a.name.localeCompare(b.name))
+          expect(Option.map(listed, sorted)).toEqual(Option.some([{ name: "1.json", type: "File" }, { name: "2.json", type: "Directory" }]))
+        })
+      ))
+
+    it.effect("readDirectoryIfExists fails, as readDirectory does, where something else than a directory is in the way", () =>
+      run((files, fx) =>
+        Effect.gen(function*() {
+          fx.writeFile(Path.join(fx.root, "home"), "not a directory")
+          for (const path of [Path.join(fx.root, "home"), Path.join(fx.root, "home", "sessions")]) {
+            const error = yield* Effect.flip(files.readDirectoryIfExists(path))
+            expect(error, path).toMatchObject({ _tag: "SystemError", reason: "BadResource", module: "FileSystem" })
+            expect(reasonOf(yield* Effect.flip(files.readDirectory(path)))).toBe("BadResource")
+          }
+        })
+      ))
+
     it.effect("stat follows a link, lstat does not, and both report permission bits only", () =>
       run((files, fx) =>
         Effect.gen(function*() {
@@ -603,6 +630,7 @@ describe("Files (memory) fault injection and permissions", () => {
       expect(yield* denied(files.stat(settings))).toBe("PermissionDenied")
       memory.chmod(home, 0o300)
       expect(yield* denied(files.readDirectory(home))).toBe("PermissionDenied")
+      expect(yield* denied(files.readDirectoryIfExists(home))).toBe("PermissionDenied")
       memory.chmod(home, 0o755)
       expect((yield* files.stat(settings)).mode).toBe(0o600)
     }))

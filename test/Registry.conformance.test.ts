@@ -4,11 +4,12 @@
  * One test per row of the contract's verdict table, plus status mapping, sorting and resolving.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, Option, TestClock, TestContext } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { VerdictName } from "../src/domain/Verdict.js"
 import { Registry, type ResolveOptions } from "../src/services/Registry.js"
+import { defaults } from "../src/services/Timing.js"
 import { recordText } from "./support/records.js"
 import { makeMemoryRegistry, makeNodeRegistry, type World } from "./support/worlds.js"
 
@@ -152,6 +153,57 @@ const suite = (name: string, makeWorld: () => World) =>
       world.write("8.json", "")
       const entries = await inspect(world)
       expect(entries.map((e) => e.verdict._tag)).toEqual(Array(8).fill("malformed"))
+    }))
+
+    /**
+     * `inspect` on a `TestClock`, whose only wait is the torn-read retry: it is left to run until it
+     * ends or waits on the clock; a wait is then moved past, after `whileWaiting` (another writer
+     * finishing its rewrite). Nothing depends on how fast the machine is.
+     */
+    const inspectOnTestClock = (world: World, whileWaiting: () => void = () => {}) =>
+      Effect.runPromise(
+        Effect.gen(function*() {
+          const fiber = yield* Effect.fork(Effect.flatMap(Registry, (r) => r.inspect))
+          let waited = false
+          while (Option.isNone(yield* Fiber.poll(fiber))) {
+            if ((yield* TestClock.sleeps()).length > 0) {
+              waited = true
+              whileWaiting()
+              yield* TestClock.adjust(defaults.tornReadRetry)
+              break
+            }
+            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1)))
+          }
+          return { waited, entries: yield* Fiber.join(fiber) }
+        }).pipe(Effect.provide(world.layer), Effect.provide(TestContext.TestContext))
+      )
+    const tornRetryMillis = Duration.toMillis(defaults.tornReadRetry)
+
+    it(`malformed at once: a torn record of a dead pid is not read again, nor waited for (${tornRetryMillis} ms)`, withWorld(async (world) => {
+      const dead = await world.deadPid()
+      world.write(`${dead}.json`, recordText(dead).slice(0, 40))
+      const { entries, waited } = await inspectOnTestClock(world)
+      expect(waited).toBe(false)
+      expect(entries.map((e) => [e.pid, e.verdict._tag])).toEqual([[dead, "malformed"]])
+    }))
+
+    it("a torn record of a live pid is read again after the pause, and a dead pid's beside it is not", withWorld(async (world) => {
+      const proc = world.spawn()
+      const dead = await world.deadPid()
+      const whole = {
+        [proc.pid]: recordText(proc.pid, { procStart: proc.startTime, pidDomain: world.pidDomain }),
+        [dead]: recordText(dead)
+      }
+      for (const [pid, text] of Object.entries(whole)) world.write(`${pid}.json`, text.slice(0, 40))
+      // Both rewrites end during the pause: only a second read can see the live one whole, and a
+      // second read of the dead pid's file would find it `dead`, not `malformed`.
+      const { entries, waited } = await inspectOnTestClock(world, () => {
+        for (const [pid, text] of Object.entries(whole)) world.write(`${pid}.json`, text)
+      })
+      expect(waited).toBe(true)
+      const verdictOfPid = (pid: number) => entries.find((e) => e.pid === pid)?.verdict._tag
+      expect(verdictOfPid(proc.pid)).toBe("live")
+      expect(verdictOfPid(dead)).toBe("malformed")
     }))
 
     it("invalid_pid: 0, negative, fractional and too large pids", withWorld(async (world) => {

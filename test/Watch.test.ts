@@ -435,6 +435,19 @@ describe("watch", () => {
         expect(yield* watch.summaries(3 * interval)).toEqual([])
       }))
 
+    it.scoped("a torn record of a dead pid is not read again: a change beside it is reported at once", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const dead = world.processes.spawn()
+        world.processes.kill(dead.pid)
+        world.write(`${dead.pid}.json`, "{\"pid\":")
+        const watch = yield* startWatch(world)
+        const proc = world.processes.spawn()
+        writeLive(world, proc)
+        // With a retry of the dead pid's file, this read would end only after the retry's pause.
+        expect(yield* watch.summaries(0)).toEqual([`appeared ${proc.pid}`])
+      }))
+
     it.scoped("a record that stays malformed is gone (malformed) at the second check, not the first", () =>
       Effect.gen(function*() {
         const world = makeMemoryWorld()

@@ -6,6 +6,7 @@
 import { SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import {
   type BoundedRead,
@@ -15,7 +16,7 @@ import {
   type ReplaceOutcome,
   type WatchEvent
 } from "../services/Files.js"
-import { infoOf, kernelOf, type Listener, type Located, type MemoryTree, notify, sameBytes, systemError } from "./MemoryTree.js"
+import { infoOf, kernelOf, type Listener, type Located, type MemoryTree, type Node, notify, sameBytes, systemError } from "./MemoryTree.js"
 
 /** The port over `tree`. */
 export const make = (tree: MemoryTree): Files => {
@@ -36,14 +37,28 @@ export const make = (tree: MemoryTree): Files => {
       }
     })
 
+  const entriesOf = (node: Node, path: string): ReadonlyArray<DirectoryEntry> => {
+    if (node.type !== "Directory") throw systemError("ENOTDIR", "readDirectory", "scandir", path)
+    requireReadable(node, "readDirectory", "scandir", path)
+    return [...node.entries.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, entry]): DirectoryEntry => ({ name, type: entry.type }))
+  }
+
   const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, SystemError> =>
+    run(() => entriesOf(existing(path, true, "readDirectory", "scandir").node, path))
+
+  const readDirectoryIfExists = (path: string): Effect.Effect<Option.Option<ReadonlyArray<DirectoryEntry>>, SystemError> =>
     run(() => {
-      const { node } = existing(path, true, "readDirectory", "scandir")
-      if (node.type !== "Directory") throw systemError("ENOTDIR", "readDirectory", "scandir", path)
-      requireReadable(node, "readDirectory", "scandir", path)
-      return [...node.entries.entries()]
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([name, entry]): DirectoryEntry => ({ name, type: entry.type }))
+      let located: Located
+      try {
+        located = locate(path, true, "readDirectory", "scandir")
+      } catch (error) {
+        // A missing directory on the way: absent as well.
+        if (error instanceof SystemError && error.reason === "NotFound") return Option.none()
+        throw error
+      }
+      return located.node === undefined ? Option.none() : Option.some(entriesOf(located.node, path))
     })
 
   const readBounded = (
@@ -173,6 +188,7 @@ export const make = (tree: MemoryTree): Files => {
 
   return {
     readDirectory,
+    readDirectoryIfExists,
     stat: (path) => run(() => infoOf(existing(path, true, "stat", "stat").node)),
     lstat: (path) => run(() => infoOf(existing(path, false, "lstat", "lstat").node)),
     readBounded,

@@ -10,6 +10,7 @@
 import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
 import {
@@ -131,6 +132,18 @@ const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry
     path,
     () => NFS.readdirSync(path, { withFileTypes: true }).map((entry) => ({ name: entry.name, type: typeOf(entry) }))
   )
+
+const readDirectoryIfExists = (path: string): Effect.Effect<Option.Option<ReadonlyArray<DirectoryEntry>>, PlatformError> =>
+  attemptSync("readDirectory", path, () => {
+    let entries: Array<NFS.Dirent>
+    try {
+      entries = NFS.readdirSync(path, { withFileTypes: true })
+    } catch (error) {
+      if (errnoOf(error) === "ENOENT") return Option.none()
+      throw error
+    }
+    return Option.some(entries.map((entry) => ({ name: entry.name, type: typeOf(entry) })))
+  })
 
 const stat = (path: string) => attemptSync("stat", path, () => infoOf(NFS.statSync(path)))
 
@@ -373,6 +386,7 @@ const removeFile = (path: string): Effect.Effect<void, PlatformError> =>
 /** Every operation of the port on `node:fs`. */
 export const make = (): Files => ({
   readDirectory,
+  readDirectoryIfExists,
   stat,
   lstat,
   readBounded,

@@ -11,6 +11,7 @@
 import type { PlatformError } from "@effect/platform/Error"
 import * as Context from "effect/Context"
 import type { Effect } from "effect/Effect"
+import type { Option } from "effect/Option"
 import type { Stream } from "effect/Stream"
 import type { EntryType } from "../domain/Verdict.js"
 
@@ -56,6 +57,12 @@ export interface WatchEvent {
 export interface Files {
   /** Entries with the types the directory reports. A missing directory fails with `NotFound`. */
   readonly readDirectory: (path: string) => Effect<ReadonlyArray<DirectoryEntry>, PlatformError>
+  /**
+   * `readDirectory` for a directory whose absence is an answer (a registry before any session has
+   * started): none when nothing is at `path` or on the way to it (`ENOENT`), without a failure made
+   * for it. Anything else fails as `readDirectory` does.
+   */
+  readonly readDirectoryIfExists: (path: string) => Effect<Option<ReadonlyArray<DirectoryEntry>>, PlatformError>
   /** Follows links. */
   readonly stat: (path: string) => Effect<FileInfo, PlatformError>
   /** Does not follow a final link. */

@@ -129,14 +129,18 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
 
   /**
    * Reads that did not parse are read once more, after one pause for all of them: a record rewritten
-   * in place is whole again within milliseconds, and n torn files must not cost n pauses.
+   * in place is whole again within milliseconds, and n torn files must not cost n pauses. Only a
+   * file whose name's pid has a process is read again: nobody rewrites a dead pid's file, and a stale
+   * torn record must not make every scan wait.
    */
-  const readAll = (candidates: ReadonlyArray<Candidate>): Effect.Effect<Array<FileReading>> =>
+  const readAll = (candidates: ReadonlyArray<Candidate>, liveness: Liveness): Effect.Effect<Array<FileReading>> =>
     Effect.gen(function*() {
       // One file at a time: the Node layer's reads are synchronous, and a fiber per file would cost
       // more than the read itself.
       const first = yield* Effect.forEach(candidates, readEntry)
-      const torn = first.flatMap((reading, i) => (reading._tag === "Unparsable" ? [i] : []))
+      const torn = first.flatMap((reading, i) =>
+        reading._tag === "Unparsable" && liveness.isAlive(candidates[i]!.pid!) ? [i] : []
+      )
       if (torn.length > 0) {
         yield* Timing.sleep(timings.tornReadRetry, `the second read of ${torn.length} registry record(s) caught mid-rewrite`)
         for (const i of torn) first[i] = yield* readOnce(candidates[i]!.file, candidates[i]!.pid!)
@@ -192,10 +196,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
    */
   const scan = (onlyLivePids: boolean): Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError> =>
     Effect.gen(function*() {
-      const listing = yield* files.readDirectory(directory).pipe(
-        // A missing registry directory is an empty registry: no session has started yet.
-        Effect.catchIf(isNotFound, () => Effect.succeed([]))
-      )
+      // A missing registry directory is an empty registry: no session has started yet.
+      const listing = Option.getOrElse(yield* files.readDirectoryIfExists(directory), () => [])
       const records = listing.filter((entry) => entry.name.endsWith(".json"))
       const filePids = records.map((entry) => Option.getOrNull(pidOfFileName(entry.name)))
       const liveness = yield* probe.checkLiveness(filePids.filter((pid): pid is number => pid !== null))
@@ -204,7 +206,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
         if (onlyLivePids && (pid === null || !liveness.isAlive(pid))) return []
         return [{ file: beforeName + entry.name, type: entry.type, pid }]
       })
-      const readings = yield* readAll(candidates)
+      const readings = yield* readAll(candidates, liveness)
       // This machine's pid domain is asked for only when a record names one (most never do).
       const namesDomain = readings.some((r) => r._tag !== "Verdict" && r.reading._tag !== "Rejected" && r.reading.pidDomain !== null)
       const here = namesDomain ? yield* probe.pidDomain : Option.none()

@@ -14,7 +14,8 @@
  *   Every other change of verdict comes with a change of the file, which the directory watch
  *   reports; a read every `rereadEveryIntervals` intervals makes up for a lost notification.
  * - A record caught in the middle of Claude Code's in-place rewrite is never reported gone and
- *   back. The registry re-reads a torn file once after 25 ms; on top of that, a live session whose
+ *   back. The registry re-reads a torn file once after 25 ms when its name's pid has a process (a
+ *   dead pid's file, which nobody rewrites, costs no wait); on top of that, a live session whose
  *   file now reads `malformed` or `unreadable` is held as it was for one more read, and only a file
  *   that reads so twice in a row ends its session. That next read comes with the next
  *   notification, or at the latest one interval later.
