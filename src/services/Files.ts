@@ -1,20 +1,24 @@
 /**
  * The narrow file port: exactly what the registry and the settings need, and nothing more.
  *
- * Why not `@effect/platform`'s `FileSystem`: it cannot say an entry's type without a stat, cannot
- * `lstat`, cannot open without following links or without blocking on a FIFO, and cannot fsync a
- * directory. Each of those is a guarantee of the contract (a FIFO is never opened, a symlinked
- * settings file is refused, a rename survives a power cut), so the port states them itself rather
- * than weaken them. `layerNode` implements it on `node:fs`; `layerMemory` (in `claude-peers/testing`)
- * is a faithful in-memory tree with fault injection. One conformance suite runs against both.
+ * Why not `@effect/platform`'s `FileSystem`: it has no `lstat`; its `open` can neither refuse a final
+ * symlink (`O_NOFOLLOW`) nor open without blocking (`O_NONBLOCK`, without which a FIFO with no writer
+ * hangs the read); its `readDirectory` gives names without the type each entry has; and it has no
+ * compare-and-rename. Each of those is a guarantee of the contract (a FIFO is never opened, a
+ * symlinked settings file is refused, a concurrent edit is never overwritten), so the port states
+ * them rather than weaken them. (`FileSystem` can fsync a directory, by opening it and `sync`ing the
+ * file; `syncDirectory` is here so that the settings write needs one port, not two.) `layerNode`
+ * implements it on `node:fs`; `layerMemory` (in `claude-peers/testing`) is a faithful in-memory tree
+ * with fault injection. One conformance suite runs against both.
  */
 import type { PlatformError } from "@effect/platform/Error"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import type { Effect } from "effect/Effect"
 import type { Stream } from "effect/Stream"
-import type { EntryType } from "../domain/Verdict.js"
 
-export type { EntryType }
+/** An entry's type, in `@effect/platform`'s words. */
+export type EntryType = FileSystem.File.Type
 
 export interface DirectoryEntry {
   readonly name: string
