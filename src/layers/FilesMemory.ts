@@ -9,13 +9,15 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import {
   type BoundedRead,
+  type CurrentTarget,
   type DirectoryEntry,
   Files,
+  type FilesPrimitives,
+  make as makeFiles,
   type Owner,
-  type ReplaceOutcome,
   type WatchEvent
 } from "../services/Files.js"
-import { infoOf, kernelOf, type Listener, type Located, type MemoryTree, notify, sameBytes, systemError } from "./MemoryTree.js"
+import { infoOf, kernelOf, type Listener, type Located, type MemoryTree, notify, systemError } from "./MemoryTree.js"
 
 /** The port over `tree`. */
 export const make = (tree: MemoryTree): Files => {
@@ -93,8 +95,8 @@ export const make = (tree: MemoryTree): Files => {
       }
     })
 
-  /** Null bytes: absent, not a regular file, or more than `maxBytes`; as `layerNode` reports them. */
-  const currentBytes = (target: string, maxBytes: number): { readonly bytes: Uint8Array | null; readonly present: boolean } => {
+  /** As `layerNode` finds it: a link is not followed, and what is not a regular file is not read. */
+  const currentOf = (target: string, maxBytes: number): CurrentTarget => {
     let located: Located
     try {
       located = locate(target, false, "replaceIfUnchanged", "lstat")
@@ -110,21 +112,14 @@ export const make = (tree: MemoryTree): Files => {
     return { bytes: bytes.length > maxBytes ? null : bytes, present: true }
   }
 
-  const replaceIfUnchanged = (
-    source: string,
-    target: string,
-    expected: Uint8Array | null,
-    maxBytes: number
-  ): Effect.Effect<ReplaceOutcome, SystemError> =>
-    run((): ReplaceOutcome => {
+  /** The hook queued by `onBeforeReplace` runs first: another writer between our first read and this one. */
+  const renameIfCurrent: FilesPrimitives["renameIfCurrent"] = (source, target, maxBytes, rename) =>
+    run(() => {
       kernel.runBeforeReplace(target)
-      const current = currentBytes(target, maxBytes)
-      const unchanged = expected === null
-        ? !current.present
-        : current.bytes !== null && sameBytes(current.bytes, expected)
-      if (!unchanged) return { _tag: "Changed", bytes: current.bytes }
+      const current = currentOf(target, maxBytes)
+      if (!rename(current)) return { current, renamed: false }
       renameEntry(source, target, "replaceIfUnchanged")
-      return { _tag: "Replaced" }
+      return { current, renamed: true }
     })
 
   const syncDirectory = (path: string) =>
@@ -171,18 +166,18 @@ export const make = (tree: MemoryTree): Files => {
       "unbounded"
     )
 
-  return {
+  return makeFiles({
     readDirectory,
     stat: (path) => run(() => infoOf(existing(path, true, "stat", "stat").node)),
     lstat: (path) => run(() => infoOf(existing(path, false, "lstat", "lstat").node)),
     readBounded,
     makeDirectory: (path, mode, owner) => run(() => makeDirectories(path, mode, "makeDirectory", owner)),
     writeNewFile,
-    replaceIfUnchanged,
+    renameIfCurrent,
     syncDirectory,
     removeFile,
     watch
-  }
+  })
 }
 
 export const layer = (tree: MemoryTree): Layer.Layer<Files> => Layer.sync(Files, () => make(tree))
