@@ -17,12 +17,12 @@ import {
   type Owner,
   type WatchEvent
 } from "../services/Files.js"
-import { infoOf, kernelOf, type Listener, type Located, type MemoryTree, notify, systemError } from "./MemoryTree.js"
+import type { MemoryTree } from "./MemoryTree.js"
+import { infoOf, type Listener, type Located, notify, systemError } from "./MemoryTreeKernel.js"
 
 /** The port over `tree`. */
 export const make = (tree: MemoryTree): Files => {
-  const kernel = kernelOf(tree)
-  const { existing, insert, locate, makeDirectories, readThroughPort, renameEntry, requireReadable, requireWritable } = kernel
+  const kernel = tree.kernel
 
   /**
    * Runs `body` when the effect runs. A thrown `SystemError` is the operation's failure; anything
@@ -40,9 +40,9 @@ export const make = (tree: MemoryTree): Files => {
 
   const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, SystemError> =>
     run(() => {
-      const { node } = existing(path, true, "readDirectory", "scandir")
+      const { node } = kernel.existing(path, true, "readDirectory", "scandir")
       if (node.type !== "Directory") throw systemError("ENOTDIR", "readDirectory", "scandir", path)
-      requireReadable(node, "readDirectory", "scandir", path)
+      kernel.requireReadable(node, "readDirectory", "scandir", path)
       return [...node.entries.entries()]
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([name, entry]): DirectoryEntry => ({ name, type: entry.type }))
@@ -53,15 +53,15 @@ export const make = (tree: MemoryTree): Files => {
     options: { readonly maxBytes: number; readonly followLinks: boolean }
   ): Effect.Effect<BoundedRead, SystemError> =>
     run((): BoundedRead => {
-      const { node } = existing(path, options.followLinks, "readBounded", "open")
+      const { node } = kernel.existing(path, options.followLinks, "readBounded", "open")
       // O_NOFOLLOW: the open itself fails on a final link.
       if (node.type === "SymbolicLink") throw systemError("ELOOP", "readBounded", "open", path)
-      requireReadable(node, "readBounded", "open", path)
+      kernel.requireReadable(node, "readBounded", "open", path)
       let result: BoundedRead
       if (node.type !== "File") {
         result = { _tag: "NotRegular", type: node.type }
       } else {
-        const bytes = readThroughPort(node)
+        const bytes = kernel.readThroughPort(node)
         result = bytes.length > options.maxBytes
           ? { _tag: "TooLarge", size: bytes.length }
           : { _tag: "Read", bytes }
@@ -81,9 +81,9 @@ export const make = (tree: MemoryTree): Files => {
         tear: undefined,
         unreadable: false
       } as const
-      insert(path, { ...file }, "writeNewFile", "open")
+      kernel.insert(path, { ...file }, "writeNewFile", "open")
       if (owner === undefined || (owner.uid === file.uid && owner.gid === file.gid)) return
-      const located = locate(path, false, "writeNewFile", "fchown")
+      const located = kernel.locate(path, false, "writeNewFile", "fchown")
       if (!kernel.mayGive(owner)) {
         located.parent.entries.delete(located.name)
         notify(located.parent, located.name)
@@ -99,7 +99,7 @@ export const make = (tree: MemoryTree): Files => {
   const currentOf = (target: string, maxBytes: number): CurrentTarget => {
     let located: Located
     try {
-      located = locate(target, false, "replaceIfUnchanged", "lstat")
+      located = kernel.locate(target, false, "replaceIfUnchanged", "lstat")
     } catch (error) {
       if (error instanceof SystemError && error.reason === "NotFound") return { bytes: null, present: false }
       throw error
@@ -107,8 +107,8 @@ export const make = (tree: MemoryTree): Files => {
     const node = located.node
     if (node === undefined) return { bytes: null, present: false }
     if (node.type !== "File") return { bytes: null, present: true }
-    requireReadable(node, "replaceIfUnchanged", "open", target)
-    const bytes = readThroughPort(node)
+    kernel.requireReadable(node, "replaceIfUnchanged", "open", target)
+    const bytes = kernel.readThroughPort(node)
     return { bytes: bytes.length > maxBytes ? null : bytes, present: true }
   }
 
@@ -118,27 +118,27 @@ export const make = (tree: MemoryTree): Files => {
       kernel.runBeforeReplace(target)
       const current = currentOf(target, maxBytes)
       if (!rename(current)) return { current, renamed: false }
-      renameEntry(source, target, "replaceIfUnchanged")
+      kernel.renameEntry(source, target, "replaceIfUnchanged")
       return { current, renamed: true }
     })
 
   const syncDirectory = (path: string) =>
     run(() => {
-      requireReadable(existing(path, true, "syncDirectory", "open").node, "syncDirectory", "open", path)
+      kernel.requireReadable(kernel.existing(path, true, "syncDirectory", "open").node, "syncDirectory", "open", path)
     })
 
   const removeFile = (path: string) =>
     run(() => {
       let located: Located
       try {
-        located = locate(path, false, "removeFile", "unlink")
+        located = kernel.locate(path, false, "removeFile", "unlink")
       } catch (error) {
         if (error instanceof SystemError && error.reason === "NotFound") return
         throw error
       }
       if (located.node === undefined) return
       if (located.node.type === "Directory") throw systemError("EISDIR", "removeFile", "unlink", path)
-      requireWritable(located.parent, "removeFile", "unlink", path)
+      kernel.requireWritable(located.parent, "removeFile", "unlink", path)
       located.parent.entries.delete(located.name)
       notify(located.parent, located.name)
     })
@@ -149,10 +149,10 @@ export const make = (tree: MemoryTree): Files => {
       (emit) =>
         Effect.acquireRelease(
           run(() => {
-            const { node } = existing(path, true, "watch", "watch")
+            const { node } = kernel.existing(path, true, "watch", "watch")
             if (node.type !== "Directory") throw systemError("ENOTDIR", "watch", "watch", path)
-            requireReadable(node, "watch", "watch", path)
-            const refusal = kernel.watchRefusal()
+            kernel.requireReadable(node, "watch", "watch", path)
+            const refusal = kernel.watchRefusal
             if (refusal !== undefined) throw systemError(refusal, "watch", "watch", path)
             const listener: Listener = {
               changed: (name) => void emit.single({ name }),
@@ -168,10 +168,10 @@ export const make = (tree: MemoryTree): Files => {
 
   return makeFiles({
     readDirectory,
-    stat: (path) => run(() => infoOf(existing(path, true, "stat", "stat").node)),
-    lstat: (path) => run(() => infoOf(existing(path, false, "lstat", "lstat").node)),
+    stat: (path) => run(() => infoOf(kernel.existing(path, true, "stat", "stat").node)),
+    lstat: (path) => run(() => infoOf(kernel.existing(path, false, "lstat", "lstat").node)),
     readBounded,
-    makeDirectory: (path, mode, owner) => run(() => makeDirectories(path, mode, "makeDirectory", owner)),
+    makeDirectory: (path, mode, owner) => run(() => kernel.makeDirectories(path, mode, "makeDirectory", owner)),
     writeNewFile,
     renameIfCurrent,
     syncDirectory,
