@@ -13,6 +13,7 @@ export {
   type SpecialType,
   type WatchRefusal
 } from "./layers/MemoryTree.js"
+export type { MemoryTreeKernel } from "./layers/MemoryTreeKernel.js"
 export {
   layer as layerProcessProbe,
   makeMemoryProcesses,

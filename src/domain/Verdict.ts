@@ -1,12 +1,17 @@
-import * as Schema from "effect/Schema"
-import { Session } from "./Session.js"
-
 /**
  * The one verdict each `*.json` entry of the registry directory gets. The checks run in the order
  * of this union and the first that fails names the verdict; `live` means all of them passed.
  * `inspect`, `watch` and `resolve`'s refusals all read this same value.
  */
-export const EntryType = Schema.Literal(
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Schema from "effect/Schema"
+import { Session } from "./Session.js"
+
+/**
+ * An entry's type, in `@effect/platform`'s words (`FileSystem.File.Type`), which is also how `--json`
+ * spells it. The annotation checks both ways that the schema holds exactly those words.
+ */
+export const EntryType: Schema.Schema<FileSystem.File.Type> = Schema.Literal(
   "File",
   "Directory",
   "SymbolicLink",
@@ -16,7 +21,7 @@ export const EntryType = Schema.Literal(
   "CharacterDevice",
   "Unknown"
 )
-export type EntryType = typeof EntryType.Type
+export type EntryType = FileSystem.File.Type
 
 export const NotARecord = Schema.TaggedStruct("not_a_record", {})
 export const NotAFile = Schema.TaggedStruct("not_a_file", { type: EntryType })

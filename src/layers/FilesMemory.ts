@@ -10,18 +10,20 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import {
   type BoundedRead,
+  type CurrentTarget,
   type DirectoryEntry,
   Files,
+  type FilesPrimitives,
+  make as makeFiles,
   type Owner,
-  type ReplaceOutcome,
   type WatchEvent
 } from "../services/Files.js"
-import { infoOf, kernelOf, type Listener, type Located, type MemoryTree, type Node, notify, sameBytes, systemError } from "./MemoryTree.js"
+import type { MemoryTree } from "./MemoryTree.js"
+import { infoOf, type Listener, type Located, type Node, notify, systemError } from "./MemoryTreeKernel.js"
 
 /** The port over `tree`. */
 export const make = (tree: MemoryTree): Files => {
-  const kernel = kernelOf(tree)
-  const { existing, insert, locate, makeDirectories, readThroughPort, renameEntry, requireReadable, requireWritable } = kernel
+  const kernel = tree.kernel
 
   /**
    * Runs `body` when the effect runs. A thrown `SystemError` is the operation's failure; anything
@@ -39,20 +41,20 @@ export const make = (tree: MemoryTree): Files => {
 
   const entriesOf = (node: Node, path: string): ReadonlyArray<DirectoryEntry> => {
     if (node.type !== "Directory") throw systemError("ENOTDIR", "readDirectory", "scandir", path)
-    requireReadable(node, "readDirectory", "scandir", path)
+    kernel.requireReadable(node, "readDirectory", "scandir", path)
     return [...node.entries.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([name, entry]): DirectoryEntry => ({ name, type: entry.type }))
   }
 
   const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, SystemError> =>
-    run(() => entriesOf(existing(path, true, "readDirectory", "scandir").node, path))
+    run(() => entriesOf(kernel.existing(path, true, "readDirectory", "scandir").node, path))
 
   const readDirectoryIfExists = (path: string): Effect.Effect<Option.Option<ReadonlyArray<DirectoryEntry>>, SystemError> =>
     run(() => {
       let located: Located
       try {
-        located = locate(path, true, "readDirectory", "scandir")
+        located = kernel.locate(path, true, "readDirectory", "scandir")
       } catch (error) {
         // A missing directory on the way: absent as well.
         if (error instanceof SystemError && error.reason === "NotFound") return Option.none()
@@ -66,15 +68,15 @@ export const make = (tree: MemoryTree): Files => {
     options: { readonly maxBytes: number; readonly followLinks: boolean }
   ): Effect.Effect<BoundedRead, SystemError> =>
     run((): BoundedRead => {
-      const { node } = existing(path, options.followLinks, "readBounded", "open")
+      const { node } = kernel.existing(path, options.followLinks, "readBounded", "open")
       // O_NOFOLLOW: the open itself fails on a final link.
       if (node.type === "SymbolicLink") throw systemError("ELOOP", "readBounded", "open", path)
-      requireReadable(node, "readBounded", "open", path)
+      kernel.requireReadable(node, "readBounded", "open", path)
       let result: BoundedRead
       if (node.type !== "File") {
         result = { _tag: "NotRegular", type: node.type }
       } else {
-        const bytes = readThroughPort(node)
+        const bytes = kernel.readThroughPort(node)
         result = bytes.length > options.maxBytes
           ? { _tag: "TooLarge", size: bytes.length }
           : { _tag: "Read", bytes }
@@ -94,9 +96,9 @@ export const make = (tree: MemoryTree): Files => {
         tear: undefined,
         unreadable: false
       } as const
-      insert(path, { ...file }, "writeNewFile", "open")
+      kernel.insert(path, { ...file }, "writeNewFile", "open")
       if (owner === undefined || (owner.uid === file.uid && owner.gid === file.gid)) return
-      const located = locate(path, false, "writeNewFile", "fchown")
+      const located = kernel.locate(path, false, "writeNewFile", "fchown")
       if (!kernel.mayGive(owner)) {
         located.parent.entries.delete(located.name)
         notify(located.parent, located.name)
@@ -108,11 +110,11 @@ export const make = (tree: MemoryTree): Files => {
       }
     })
 
-  /** Null bytes: absent, not a regular file, or more than `maxBytes`; as `layerNode` reports them. */
-  const currentBytes = (target: string, maxBytes: number): { readonly bytes: Uint8Array | null; readonly present: boolean } => {
+  /** As `layerNode` finds it: a link is not followed, and what is not a regular file is not read. */
+  const currentOf = (target: string, maxBytes: number): CurrentTarget => {
     let located: Located
     try {
-      located = locate(target, false, "replaceIfUnchanged", "lstat")
+      located = kernel.locate(target, false, "replaceIfUnchanged", "lstat")
     } catch (error) {
       if (error instanceof SystemError && error.reason === "NotFound") return { bytes: null, present: false }
       throw error
@@ -120,45 +122,38 @@ export const make = (tree: MemoryTree): Files => {
     const node = located.node
     if (node === undefined) return { bytes: null, present: false }
     if (node.type !== "File") return { bytes: null, present: true }
-    requireReadable(node, "replaceIfUnchanged", "open", target)
-    const bytes = readThroughPort(node)
+    kernel.requireReadable(node, "replaceIfUnchanged", "open", target)
+    const bytes = kernel.readThroughPort(node)
     return { bytes: bytes.length > maxBytes ? null : bytes, present: true }
   }
 
-  const replaceIfUnchanged = (
-    source: string,
-    target: string,
-    expected: Uint8Array | null,
-    maxBytes: number
-  ): Effect.Effect<ReplaceOutcome, SystemError> =>
-    run((): ReplaceOutcome => {
+  /** The hook queued by `onBeforeReplace` runs first: another writer between our first read and this one. */
+  const renameIfCurrent: FilesPrimitives["renameIfCurrent"] = (source, target, maxBytes, rename) =>
+    run(() => {
       kernel.runBeforeReplace(target)
-      const current = currentBytes(target, maxBytes)
-      const unchanged = expected === null
-        ? !current.present
-        : current.bytes !== null && sameBytes(current.bytes, expected)
-      if (!unchanged) return { _tag: "Changed", bytes: current.bytes }
-      renameEntry(source, target, "replaceIfUnchanged")
-      return { _tag: "Replaced" }
+      const current = currentOf(target, maxBytes)
+      if (!rename(current)) return { current, renamed: false }
+      kernel.renameEntry(source, target, "replaceIfUnchanged")
+      return { current, renamed: true }
     })
 
   const syncDirectory = (path: string) =>
     run(() => {
-      requireReadable(existing(path, true, "syncDirectory", "open").node, "syncDirectory", "open", path)
+      kernel.requireReadable(kernel.existing(path, true, "syncDirectory", "open").node, "syncDirectory", "open", path)
     })
 
   const removeFile = (path: string) =>
     run(() => {
       let located: Located
       try {
-        located = locate(path, false, "removeFile", "unlink")
+        located = kernel.locate(path, false, "removeFile", "unlink")
       } catch (error) {
         if (error instanceof SystemError && error.reason === "NotFound") return
         throw error
       }
       if (located.node === undefined) return
       if (located.node.type === "Directory") throw systemError("EISDIR", "removeFile", "unlink", path)
-      requireWritable(located.parent, "removeFile", "unlink", path)
+      kernel.requireWritable(located.parent, "removeFile", "unlink", path)
       located.parent.entries.delete(located.name)
       notify(located.parent, located.name)
     })
@@ -169,10 +164,10 @@ export const make = (tree: MemoryTree): Files => {
       (emit) =>
         Effect.acquireRelease(
           run(() => {
-            const { node } = existing(path, true, "watch", "watch")
+            const { node } = kernel.existing(path, true, "watch", "watch")
             if (node.type !== "Directory") throw systemError("ENOTDIR", "watch", "watch", path)
-            requireReadable(node, "watch", "watch", path)
-            const refusal = kernel.watchRefusal()
+            kernel.requireReadable(node, "watch", "watch", path)
+            const refusal = kernel.watchRefusal
             if (refusal !== undefined) throw systemError(refusal, "watch", "watch", path)
             const listener: Listener = {
               changed: (name) => void emit.single({ name }),
@@ -186,19 +181,19 @@ export const make = (tree: MemoryTree): Files => {
       "unbounded"
     )
 
-  return {
+  return makeFiles({
     readDirectory,
     readDirectoryIfExists,
-    stat: (path) => run(() => infoOf(existing(path, true, "stat", "stat").node)),
-    lstat: (path) => run(() => infoOf(existing(path, false, "lstat", "lstat").node)),
+    stat: (path) => run(() => infoOf(kernel.existing(path, true, "stat", "stat").node)),
+    lstat: (path) => run(() => infoOf(kernel.existing(path, false, "lstat", "lstat").node)),
     readBounded,
-    makeDirectory: (path, mode, owner) => run(() => makeDirectories(path, mode, "makeDirectory", owner)),
+    makeDirectory: (path, mode, owner) => run(() => kernel.makeDirectories(path, mode, "makeDirectory", owner)),
     writeNewFile,
-    replaceIfUnchanged,
+    renameIfCurrent,
     syncDirectory,
     removeFile,
     watch
-  }
+  })
 }
 
 export const layer = (tree: MemoryTree): Layer.Layer<Files> => Layer.sync(Files, () => make(tree))

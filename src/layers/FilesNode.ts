@@ -15,12 +15,14 @@ import * as NFS from "node:fs"
 import * as Path from "node:path"
 import {
   type BoundedRead,
+  type CurrentTarget,
   type DirectoryEntry,
   type EntryType,
   type FileInfo,
-  type Owner,
   Files,
-  type ReplaceOutcome
+  type FilesPrimitives,
+  make as makeFiles,
+  type Owner
 } from "../services/Files.js"
 import { attemptSync, errnoOf, reasonOf } from "./FilesNodeErrors.js"
 import { watch } from "./FilesNodeWatch.js"
@@ -304,14 +306,10 @@ const readSyncAtMost = (fd: number, maxBytes: number): Uint8Array | null => {
 }
 
 /**
- * The target's current bytes, or null when it is absent or not something this port would read
- * (not a regular file, or more than `maxBytes`): each of those differs from any expected bytes.
  * `decide` runs while the file read is still open, so that closing it is not one more call between
  * the read and what `decide` does with it.
  */
-type Current = { readonly bytes: Uint8Array | null; readonly present: boolean }
-
-const withCurrentBytesSync = <A>(target: string, maxBytes: number, decide: (current: Current) => A): A => {
+const withCurrentSync = <A>(target: string, maxBytes: number, decide: (current: CurrentTarget) => A): A => {
   const stats = NFS.lstatSync(target, { throwIfNoEntry: false })
   if (stats === undefined) return decide({ bytes: null, present: false })
   if (!stats.isFile()) return decide({ bytes: null, present: true })
@@ -335,26 +333,16 @@ const withCurrentBytesSync = <A>(target: string, maxBytes: number, decide: (curr
   }
 }
 
-const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0
-
 /**
  * Synchronous from the re-read to the rename: no `await`, no other I/O, so no other fiber of this
  * process can run in the window. Another process still can; nothing on a POSIX file system closes it.
  */
-const replaceIfUnchanged = (
-  source: string,
-  target: string,
-  expected: Uint8Array | null,
-  maxBytes: number
-): Effect.Effect<ReplaceOutcome, PlatformError> =>
+const renameIfCurrent: FilesPrimitives["renameIfCurrent"] = (source, target, maxBytes, rename) =>
   attemptSync("replaceIfUnchanged", target, () =>
-    withCurrentBytesSync(target, maxBytes, (current): ReplaceOutcome => {
-      const unchanged = expected === null
-        ? !current.present
-        : current.bytes !== null && sameBytes(current.bytes, expected)
-      if (!unchanged) return { _tag: "Changed", bytes: current.bytes }
+    withCurrentSync(target, maxBytes, (current) => {
+      if (!rename(current)) return { current, renamed: false }
       NFS.renameSync(source, target)
-      return { _tag: "Replaced" }
+      return { current, renamed: true }
     }))
 
 /** Errors from `fsync` on a directory that mean "this platform cannot", not "the data is lost". */
@@ -384,18 +372,19 @@ const removeFile = (path: string): Effect.Effect<void, PlatformError> =>
   })
 
 /** Every operation of the port on `node:fs`. */
-export const make = (): Files => ({
-  readDirectory,
-  readDirectoryIfExists,
-  stat,
-  lstat,
-  readBounded,
-  makeDirectory,
-  writeNewFile,
-  replaceIfUnchanged,
-  syncDirectory,
-  removeFile,
-  watch
-})
+export const make = (): Files =>
+  makeFiles({
+    readDirectory,
+    readDirectoryIfExists,
+    stat,
+    lstat,
+    readBounded,
+    makeDirectory,
+    writeNewFile,
+    renameIfCurrent,
+    syncDirectory,
+    removeFile,
+    watch
+  })
 
 export const layer: Layer.Layer<Files> = Layer.sync(Files, make)

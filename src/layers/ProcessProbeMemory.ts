@@ -9,7 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
 import {
-  type Liveness,
+  make as makeProcessProbe,
   type ProcessEvidence,
   type ProcessIdentity,
   ProcessProbe,
@@ -171,22 +171,6 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
     return alive
   }
 
-  const check = (pids: Iterable<number>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> =>
-    statesOf(livenessPass(pids), startTimeOf)
-
-  const checkLiveness = (pids: Iterable<number>): Liveness => {
-    const alive = livenessPass(pids)
-    return {
-      isAlive: (pid) => alive.get(pid) === true,
-      states: (pids, startTimeOf) =>
-        Effect.sync(() => {
-          const asked = new Map<number, boolean>()
-          for (const pid of pids) asked.set(pid, alive.get(pid) === true)
-          return statesOf(asked, startTimeOf)
-        })
-    }
-  }
-
   const statesOf = (alive: ReadonlyMap<number, boolean>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> => {
     const states = new Map<number, ProcessState>()
     for (const [pid, isAlive] of alive) {
@@ -215,7 +199,7 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
   const self = { pid: selfPid, startTime: options.self?.startTime ?? freshStartTime() }
   table.set(self.pid, { startTime: self.startTime, evidence: defaultEvidence, unreadable: false, dieDuringCheck: false, zombie: false })
 
-  const probe: ProcessProbe = {
+  const probe: ProcessProbe = makeProcessProbe({
     // As on the OS, this process's start time is read when it is asked for, so a test that makes it
     // unreadable sees a holder without one.
     self: Effect.sync((): ProcessIdentity => {
@@ -223,8 +207,8 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
       return { pid: self.pid, startTime: read._tag === "Read" ? Option.some(read.startTime) : Option.none() }
     }),
     pidDomain: Effect.sync(() => pidDomain),
-    check: (pids, startTimeOf) => Effect.sync(() => check(pids, startTimeOf)),
-    checkLiveness: (pids) => Effect.sync(() => checkLiveness(pids)),
+    signal: (pids) => Effect.sync(() => livenessPass(pids)),
+    states: (alive, startTimeOf) => Effect.sync(() => statesOf(alive, startTimeOf)),
     evidence: (pid) =>
       Effect.sync(() => {
         const hook = evidenceHooks.get(pid)
@@ -233,7 +217,7 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
         const entry = table.get(pid)
         return entry === undefined || entry.zombie ? exited : entry.evidence
       })
-  }
+  })
 
   return {
     probe,

@@ -24,7 +24,7 @@ import * as os from "node:os"
 import { parseEnviron } from "../domain/ClaudeEnvironment.js"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
 import {
-  type Liveness,
+  make as makeProcessProbe,
   type ProcessEvidence,
   type ProcessIdentity,
   ProcessProbe,
@@ -273,7 +273,7 @@ const readProcStat = (pid: number): string => {
  * runs nothing, and only its state says so. A stat file that is missing while `kill(pid, 0)` still
  * succeeds is a process procfs hides from us (`hidepid`): alive, start unknown.
  */
-const linuxStates = (alive: Map<number, boolean>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> =>
+const linuxStates = (alive: ReadonlyMap<number, boolean>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> =>
   withoutStackTraces(() => {
     const states = new Map<number, ProcessState>()
     for (const [pid, isAlive] of alive) {
@@ -324,7 +324,7 @@ const runPsWith = (childProcess: typeof import("node:child_process"), pids: Read
  * `ps` says it exited); a pid missing from its output is checked for liveness again.
  */
 const psStates = (
-  alive: Map<number, boolean>,
+  alive: ReadonlyMap<number, boolean>,
   startTimeOf: ReadonlySet<number>
 ): Effect.Effect<ReadonlyMap<number, ProcessState>> => {
   const wanted = [...alive].filter(([, isAlive]) => isAlive).map(([pid]) => pid)
@@ -434,7 +434,7 @@ const evidenceUnavailable = (reason: string): ProcessEvidence => ({
   workingDirectory: unreadable(reason)
 })
 
-const livenessOnly = (alive: Map<number, boolean>): ReadonlyMap<number, ProcessState> =>
+const livenessOnly = (alive: ReadonlyMap<number, boolean>): ReadonlyMap<number, ProcessState> =>
   new Map([...alive].map(([pid, isAlive]) => [pid, isAlive ? aliveWith(Option.none()) : dead]))
 
 /**
@@ -461,7 +461,7 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
   const trustProc = procTrustedOnce()
   const listing = (count: number): ReadonlySet<number> | null =>
     platform === "linux" && count > listingThreshold ? processListing(trustProc) : null
-  const statesOf = (alive: Map<number, boolean>, startTimeOf: ReadonlySet<number>) => {
+  const statesOf = (alive: ReadonlyMap<number, boolean>, startTimeOf: ReadonlySet<number>) => {
     switch (platform) {
       case "linux":
         return Effect.succeed(linuxStates(alive, startTimeOf))
@@ -471,21 +471,19 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
         return Effect.succeed(livenessOnly(alive))
     }
   }
+  const signal = (pids: Iterable<number>) => Effect.sync(() => probeLiveness(pids, listing))
   let self: ProcessIdentity | undefined
-  const check: ProcessProbe["check"] = (pids, startTimeOf) =>
-    Effect.suspend(() => statesOf(probeLiveness(pids, listing), startTimeOf))
-  return {
+  return makeProcessProbe({
     self: Effect.suspend(() => {
       if (self !== undefined) return Effect.succeed(self)
       const pid = process.pid
-      return Effect.map(check([pid], new Set([pid])), (states) => {
+      return Effect.map(Effect.flatMap(signal([pid]), (alive) => statesOf(alive, new Set([pid]))), (states) => {
         const state = states.get(pid)
         self = { pid, startTime: state?._tag === "Alive" ? state.startTime : Option.none() }
         return self
       })
     }),
     pidDomain: Effect.sync(() => (domain ??= platform === "linux" ? linuxPidDomain() : Option.none())),
-    check,
     evidence: (pid) =>
       Effect.suspend(() => {
         if (!isProcessId(pid)) return Effect.succeed(evidenceUnavailable(`${pid} is not a process id`))
@@ -498,20 +496,9 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
             return Effect.succeed(evidenceUnavailable(`this platform (${platform}) does not show another process's arguments or environment`))
         }
       }),
-    checkLiveness: (pids) =>
-      Effect.sync((): Liveness => {
-        const alive = probeLiveness(pids, listing)
-        return {
-          isAlive: (pid) => alive.get(pid) === true,
-          states: (pids, startTimeOf) =>
-            Effect.suspend(() => {
-              const asked = new Map<number, boolean>()
-              for (const pid of pids) asked.set(pid, alive.get(pid) === true)
-              return statesOf(asked, startTimeOf)
-            })
-        }
-      })
-  }
+    signal,
+    states: (alive, startTimeOf) => Effect.suspend(() => statesOf(alive, startTimeOf))
+  })
 }
 
 export const layer: Layer.Layer<ProcessProbe> = Layer.sync(ProcessProbe, () => makeNode())

@@ -1,21 +1,25 @@
 /**
  * The narrow file port: exactly what the registry and the settings need, and nothing more.
  *
- * Why not `@effect/platform`'s `FileSystem`: it cannot say an entry's type without a stat, cannot
- * `lstat`, cannot open without following links or without blocking on a FIFO, and cannot fsync a
- * directory. Each of those is a guarantee of the contract (a FIFO is never opened, a symlinked
- * settings file is refused, a rename survives a power cut), so the port states them itself rather
- * than weaken them. `layerNode` implements it on `node:fs`; `layerMemory` (in `claude-peers/testing`)
- * is a faithful in-memory tree with fault injection. One conformance suite runs against both.
+ * Why not `@effect/platform`'s `FileSystem`: it has no `lstat`; its `open` can neither refuse a final
+ * symlink (`O_NOFOLLOW`) nor open without blocking (`O_NONBLOCK`, without which a FIFO with no writer
+ * hangs the read); its `readDirectory` gives names without the type each entry has; and it has no
+ * compare-and-rename. Each of those is a guarantee of the contract (a FIFO is never opened, a
+ * symlinked settings file is refused, a concurrent edit is never overwritten), so the port states
+ * them rather than weaken them. (`FileSystem` can fsync a directory, by opening it and `sync`ing the
+ * file; `syncDirectory` is here so that the settings write needs one port, not two.) `layerNode`
+ * implements it on `node:fs`; `layerMemory` (in `claude-peers/testing`) is a faithful in-memory tree
+ * with fault injection. One conformance suite runs against both.
  */
 import type { PlatformError } from "@effect/platform/Error"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
-import type { Effect } from "effect/Effect"
-import type { Option } from "effect/Option"
+import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type { Stream } from "effect/Stream"
-import type { EntryType } from "../domain/Verdict.js"
 
-export type { EntryType }
+/** An entry's type, in `@effect/platform`'s words. */
+export type EntryType = FileSystem.File.Type
 
 export interface DirectoryEntry {
   readonly name: string
@@ -56,17 +60,17 @@ export interface WatchEvent {
 
 export interface Files {
   /** Entries with the types the directory reports. A missing directory fails with `NotFound`. */
-  readonly readDirectory: (path: string) => Effect<ReadonlyArray<DirectoryEntry>, PlatformError>
+  readonly readDirectory: (path: string) => Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError>
   /**
    * `readDirectory` for a directory whose absence is an answer (a registry before any session has
    * started): none when nothing is at `path` or on the way to it (`ENOENT`), without a failure made
    * for it. Anything else fails as `readDirectory` does.
    */
-  readonly readDirectoryIfExists: (path: string) => Effect<Option<ReadonlyArray<DirectoryEntry>>, PlatformError>
+  readonly readDirectoryIfExists: (path: string) => Effect.Effect<Option.Option<ReadonlyArray<DirectoryEntry>>, PlatformError>
   /** Follows links. */
-  readonly stat: (path: string) => Effect<FileInfo, PlatformError>
+  readonly stat: (path: string) => Effect.Effect<FileInfo, PlatformError>
   /** Does not follow a final link. */
-  readonly lstat: (path: string) => Effect<FileInfo, PlatformError>
+  readonly lstat: (path: string) => Effect.Effect<FileInfo, PlatformError>
   /**
    * Reads a regular file of at most `maxBytes`. Opens without blocking (so a FIFO swapped in after
    * a stat still cannot hang the read) and checks the opened descriptor: a non-regular file is
@@ -76,14 +80,14 @@ export interface Files {
   readonly readBounded: (
     path: string,
     options: { readonly maxBytes: number; readonly followLinks: boolean }
-  ) => Effect<BoundedRead, PlatformError>
+  ) => Effect.Effect<BoundedRead, PlatformError>
   /**
    * Creates a directory and its missing parents with the given mode (existing ones are kept). With
    * `owner`, each directory it creates is given that owner, or the call fails (`PermissionDenied`,
    * syscall `fchown`, where this process may not give it) and the directory it could not give away
    * is removed.
    */
-  readonly makeDirectory: (path: string, mode: number, owner?: Owner) => Effect<void, PlatformError>
+  readonly makeDirectory: (path: string, mode: number, owner?: Owner) => Effect.Effect<void, PlatformError>
   /**
    * Creates a new file exclusively (`AlreadyExists` when anything is there, links included),
    * writes all of `bytes`, fsyncs it and closes it. The mode is set exactly, whatever the umask.
@@ -93,7 +97,7 @@ export interface Files {
    * syscall `fchown` and the file is removed. An owner equal to the one the file got anyway needs no
    * permission.
    */
-  readonly writeNewFile: (path: string, bytes: Uint8Array, mode: number, owner?: Owner) => Effect<void, PlatformError>
+  readonly writeNewFile: (path: string, bytes: Uint8Array, mode: number, owner?: Owner) => Effect.Effect<void, PlatformError>
   /**
    * Compare-and-rename, the closest the platform allows: re-reads `target` and, only when its bytes
    * equal `expected` (null: `target` must be absent), renames `source` over it, with no other I/O and
@@ -104,11 +108,11 @@ export interface Files {
     target: string,
     expected: Uint8Array | null,
     maxBytes: number
-  ) => Effect<ReplaceOutcome, PlatformError>
+  ) => Effect.Effect<ReplaceOutcome, PlatformError>
   /** fsyncs a directory, so that a rename in it survives a power cut. A no-op where the OS cannot. */
-  readonly syncDirectory: (path: string) => Effect<void, PlatformError>
+  readonly syncDirectory: (path: string) => Effect.Effect<void, PlatformError>
   /** Removes a file this project created (its temp file or lock). A missing file is not an error. */
-  readonly removeFile: (path: string) => Effect<void, PlatformError>
+  readonly removeFile: (path: string) => Effect.Effect<void, PlatformError>
   /**
    * Change notifications for a directory's entries. Fails with `NotFound` when the directory does
    * not exist; ends when the directory is removed. Fails, at once or later, when the system refuses
@@ -120,3 +124,48 @@ export interface Files {
 }
 
 export const Files = Context.GenericTag<Files>("claude-peers/Files")
+
+/**
+ * The target of a compare-and-rename as it is found: absent, or present with its bytes; `bytes` is
+ * null also for what the port does not read (not a regular file, or more than `maxBytes`), which
+ * differs from any bytes expected.
+ */
+export interface CurrentTarget {
+  readonly present: boolean
+  readonly bytes: Uint8Array | null
+}
+
+/** What a layer implements; `make` derives the rest of the port from it. */
+export interface FilesPrimitives extends Omit<Files, "replaceIfUnchanged"> {
+  /**
+   * Finds `target` as it is now and, only when `rename` says so of it, renames `source` over it,
+   * with no other I/O and no yielding between the two (so no fiber of this process can run in the
+   * window). A link is not followed, a FIFO is never opened, and at most `maxBytes + 1` bytes are read.
+   */
+  readonly renameIfCurrent: (
+    source: string,
+    target: string,
+    maxBytes: number,
+    rename: (current: CurrentTarget) => boolean
+  ) => Effect.Effect<{ readonly current: CurrentTarget; readonly renamed: boolean }, PlatformError>
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/**
+ * The port from a layer's primitives. The compare-and-rename's decision is made here, once for every
+ * layer: expected bytes must be found exactly, and an expected absence (null) must find nothing at all.
+ */
+export const make = ({ renameIfCurrent, ...primitives }: FilesPrimitives): Files => ({
+  ...primitives,
+  replaceIfUnchanged: (source, target, expected, maxBytes) =>
+    Effect.map(
+      renameIfCurrent(source, target, maxBytes, (current) =>
+        expected === null ? !current.present : current.bytes !== null && sameBytes(current.bytes, expected)),
+      ({ current, renamed }): ReplaceOutcome => (renamed ? { _tag: "Replaced" } : { _tag: "Changed", bytes: current.bytes })
+    )
+})

@@ -3,7 +3,7 @@
  * a crash, and pids are reused), so every "live" answer goes through this port.
  */
 import * as Context from "effect/Context"
-import type { Effect } from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type { Option } from "effect/Option"
 import type { Observed } from "../domain/Observed.js"
 
@@ -30,7 +30,7 @@ export interface Liveness {
   readonly states: (
     pids: Iterable<number>,
     startTimeOf: ReadonlySet<number>
-  ) => Effect<ReadonlyMap<number, ProcessState>>
+  ) => Effect.Effect<ReadonlyMap<number, ProcessState>>
 }
 
 /** A process as a lock names its holder: its pid and, where this OS can read it, its start time. */
@@ -64,12 +64,12 @@ export interface ProcessProbe {
    * say who "we" are: a lock of ours must be recognized as held by a live process in memory exactly
    * as it is on the OS.
    */
-  readonly self: Effect<ProcessIdentity>
+  readonly self: Effect.Effect<ProcessIdentity>
   /**
    * This machine's pid domain (`linux:<machine-id>:<target of /proc/self/ns/pid>`), or none when it
    * cannot be computed (not Linux, no machine id): then the domain check is skipped.
    */
-  readonly pidDomain: Effect<Option<string>>
+  readonly pidDomain: Effect.Effect<Option<string>>
   /**
    * One `kill(pid, 0)` per distinct pid, and a start time read only for the pids in `startTimeOf`
    * that are alive (batched into one `ps` call on macOS). A pid whose start time cannot be read
@@ -78,16 +78,53 @@ export interface ProcessProbe {
   readonly check: (
     pids: Iterable<number>,
     startTimeOf: ReadonlySet<number>
-  ) => Effect<ReadonlyMap<number, ProcessState>>
+  ) => Effect.Effect<ReadonlyMap<number, ProcessState>>
   /**
    * `check` in two steps: one `kill(pid, 0)` per distinct pid now, start times later from the
    * result. A caller can then skip all its work for the dead pids (the registry's `list` reads no
    * file whose pid is dead: such a record cannot be live) and still read start times only for the
    * records that passed every other check.
    */
-  readonly checkLiveness: (pids: Iterable<number>) => Effect<Liveness>
+  readonly checkLiveness: (pids: Iterable<number>) => Effect.Effect<Liveness>
   /** The process's arguments, environment and working directory, each read or unreadable with a reason; never a failure. */
-  readonly evidence: (pid: number) => Effect<ProcessEvidence>
+  readonly evidence: (pid: number) => Effect.Effect<ProcessEvidence>
 }
 
 export const ProcessProbe = Context.GenericTag<ProcessProbe>("claude-peers/ProcessProbe")
+
+/** What a layer implements; `make` derives `check` and `checkLiveness` from it. */
+export interface ProcessProbePrimitives extends Pick<ProcessProbe, "self" | "pidDomain" | "evidence"> {
+  /**
+   * One `kill(pid, 0)` per distinct pid, none for what is not a process id (dead): whether each is
+   * alive, keyed in first-seen order. Only ESRCH means dead (EPERM is another user's live process).
+   */
+  readonly signal: (pids: Iterable<number>) => Effect.Effect<ReadonlyMap<number, boolean>>
+  /**
+   * The state of each pid of `alive`, as that pass found it: `Dead` when it was found dead, or has
+   * exited since without being reaped (a zombie); else alive, with a start time read now for those
+   * in `startTimeOf`. A pid whose start time cannot be read because it died meanwhile is `Dead`.
+   */
+  readonly states: (
+    alive: ReadonlyMap<number, boolean>,
+    startTimeOf: ReadonlySet<number>
+  ) => Effect.Effect<ReadonlyMap<number, ProcessState>>
+}
+
+/**
+ * The probe from a layer's primitives: `check` is one pass of `signal` and its `states`, and a
+ * `Liveness` answers for the pids it is asked about, a pid its pass did not check being dead.
+ */
+export const make = ({ signal, states, ...primitives }: ProcessProbePrimitives): ProcessProbe => ({
+  ...primitives,
+  check: (pids, startTimeOf) => Effect.flatMap(signal(pids), (alive) => states(alive, startTimeOf)),
+  checkLiveness: (pids) =>
+    Effect.map(signal(pids), (alive): Liveness => ({
+      isAlive: (pid) => alive.get(pid) === true,
+      states: (pids, startTimeOf) =>
+        Effect.suspend(() => {
+          const asked = new Map<number, boolean>()
+          for (const pid of pids) asked.set(pid, alive.get(pid) === true)
+          return states(asked, startTimeOf)
+        })
+    }))
+})
