@@ -144,7 +144,7 @@ export const policy = /*#__PURE__*/ Effect.fn("policy")(function*(json: boolean,
     const missing = all.length === 0 && !json ? yield* missingDirectory : undefined
     yield* printData(json, () => Schema.encodeSync(Schema.Array(SessionPolicy))(all), () => policiesText(all, missing))
   } else {
-    const one = yield* policies.resolve(command.query)
+    const { policy: one } = yield* policies.resolve(command.query)
     yield* printData(json, () => Schema.encodeSync(SessionPolicy)(one), () => policyText(one))
   }
 }, reportedWithNote)
