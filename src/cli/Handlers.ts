@@ -112,7 +112,7 @@ const settingsUpdate = (json: boolean, change: PolicyChange, expectRevision: str
   Effect.gen(function*() {
     // A signal must let the lock and the temporary file go, and must not end the command with 0.
     yield* interruptOnSignal
-    const view = yield* (yield* Settings).update(change, expectRevision)
+    const view = yield* (yield* Settings).update(change, { expectRevision })
     yield* printData(json, () => view, () => settingsText(view)).pipe(
       Effect.mapError((lost) =>
         new OutputFailed({
