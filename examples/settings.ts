@@ -10,7 +10,7 @@ import { Effect } from "effect"
 const program = Effect.gen(function*() {
   const settings = yield* Settings.Settings
   const before = yield* settings.read
-  const after = yield* settings.update(setPolicy("hold"), before.revision)
+  const after = yield* settings.update(setPolicy("hold"), { expectRevision: before.revision })
   return { before: before.crossSessionInbound, after: after.crossSessionInbound, revision: after.revision }
 }).pipe(
   // Another writer came first: read again and decide again, rather than overwrite what it wrote.

@@ -5,3 +5,4 @@
  */
 export { rootCommand as command } from "./cli/Root.js"
 export { ExitCode, UsageError } from "./cli/Report.js"
+export { OutputFailed } from "./cli/Output.js"

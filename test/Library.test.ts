@@ -58,7 +58,15 @@ describe("the package entries", () => {
     expect(Object.keys(Library.Policy).sort()).toEqual(["Policy", "layer", "make"])
     expect(Object.keys(Node).sort()).toEqual(["layerFiles", "layerNode", "layerPorts", "layerProcessProbe"])
     expect(Object.keys(Testing).sort()).toEqual(["layerFiles", "layerMemory", "layerProcessProbe", "makeMemoryProcesses", "makeMemoryTree", "makeMemoryWorld"])
-    expect(Object.keys(Cli).sort()).toEqual(["ExitCode", "UsageError", "command"])
+    expect(Object.keys(Cli).sort()).toEqual(["ExitCode", "OutputFailed", "UsageError", "command"])
+  })
+
+  it("each module of the root entry is an entry of its own, the same module", async () => {
+    // Declarations name a service's types through these (`import("claude-peers/Files").Files`).
+    const modules = ["Registry", "Settings", "Watch", "Policy", "Timing", "ClaudeHome", "Files", "ProcessProbe", "Verdict"] as const
+    for (const name of modules) {
+      expect(await import(`claude-peers/${name}`)).toBe(Library[name])
+    }
   })
 
   it.live("a session in the memory world is live until its pid is reused; a refusal is a typed error", () =>

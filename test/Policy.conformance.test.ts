@@ -10,7 +10,7 @@ import { Cause, Effect, Exit, Option } from "effect"
 import * as path from "node:path"
 import type { SessionPolicy, SettingsSource } from "../src/domain/Policy.js"
 import { Policy } from "../src/services/Policy.js"
-import type { ResolveQuery } from "../src/services/Registry.js"
+import { Registry, type ResolveQuery } from "../src/services/Registry.js"
 import {
   makeMemoryPolicyWorld,
   makeNodePolicyWorld,
@@ -18,6 +18,7 @@ import {
   policies,
   policyOf,
   type PolicyWorld,
+  resolvedOf,
   settingsText
 } from "./support/policyWorlds.js"
 
@@ -417,6 +418,17 @@ const suite = (name: string, makeWorld: () => PolicyWorld) =>
         expect((await refusal({ sessionId: quiet.sessionId }))._tag).toBe("NotAddressable")
       }))
 
+      it("resolve gives the session with its policy, the session as Registry.resolve gives it", withWorld(async (world) => {
+        setUser(world, "hold")
+        const a = await world.startSession({ name: "api" })
+        await world.startSession({ name: "docs" })
+        const { policy, session } = await resolvedOf(world, { name: "api" })
+        expect([session.pid, session.sessionId, session.address]).toEqual([a.pid, a.sessionId, "api"])
+        expect([policy.pid, policy.sessionId, policy.effective]).toEqual([a.pid, a.sessionId, "hold"])
+        const registry = await Effect.runPromise(Effect.provide(Effect.flatMap(Registry, (r) => r.resolve({ name: "api" })), world.layer))
+        expect(session).toEqual(registry)
+      }))
+
       it("a session started by an SDK host names the host's settings as unseen", withWorld(async (world) => {
         await world.startSession({ entrypoint: "sdk-ts" })
         expect((await onlyPolicy(world)).unseen).toContain("hostSettings")
@@ -446,6 +458,22 @@ suite("memory", makeMemoryPolicyWorld)
 suite("node", makeNodePolicyWorld)
 
 describe("policy: what the OS cannot play as root (memory layers)", () => {
+  it("a name that moves to another process while it is read: the session and the policy are both the new one's", async () => {
+    const world = makeMemoryPolicyWorld()
+    const first = await world.startSession({ name: "worker", args: ["--settings", '{"crossSessionInbound":"accept"}'] })
+    let second: { readonly pid: number; readonly sessionId: string } | undefined
+    world.world.processes.onNextEvidence(first.pid, () => {
+      world.world.processes.kill(first.pid)
+      void world.startSession({ name: "worker", args: ["--settings", '{"crossSessionInbound":"refuse"}'] }).then((s) => {
+        second = s
+      })
+    })
+    const { policy, session } = await resolvedOf(world, { name: "worker" })
+    expect(second).toBeDefined()
+    expect([session.pid, session.sessionId, session.address]).toEqual([second!.pid, second!.sessionId, "worker"])
+    expect([policy.pid, policy.sessionId, policy.effective]).toEqual([second!.pid, second!.sessionId, "refuse"])
+  })
+
   it("a process whose environment cannot be read: partial, and why", async () => {
     const world = makeMemoryPolicyWorld()
     world.write(`${world.home}/settings.json`, settingsText("accept"))

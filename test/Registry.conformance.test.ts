@@ -11,11 +11,11 @@ import type { VerdictName } from "../src/domain/Verdict.js"
 import { Registry, type ResolveOptions } from "../src/services/Registry.js"
 import { defaults } from "../src/services/Timing.js"
 import { recordText } from "./support/records.js"
-import { makeMemoryRegistry, makeNodeRegistry, type World } from "./support/worlds.js"
+import { makeMemoryRegistry, makeNodeRegistry, type World, type WorldOptions } from "./support/worlds.js"
 
 const fixtures = path.resolve(import.meta.dirname, "fixtures/real-records")
 
-const suite = (name: string, makeWorld: () => World) =>
+const suite = (name: string, makeWorld: (options?: WorldOptions) => World) =>
   describe(`registry conformance: ${name}`, () => {
     const withWorld = <A>(body: (world: World) => Promise<A>) => async () => {
       const world = makeWorld()
@@ -85,6 +85,23 @@ const suite = (name: string, makeWorld: () => World) =>
       expect(await inspect(world)).toEqual([])
       expect(await list(world)).toEqual([])
     }))
+
+    it("missingDirectory tells a Claude home that does not exist from one without sessions", async () => {
+      const missing = (world: World) => run(world, Effect.flatMap(Registry, (r) => r.missingDirectory))
+      const worlds = [makeWorld({ missingHome: true }), makeWorld({ sessionsDirectory: false }), makeWorld()]
+      try {
+        const [noHome, noSessions, present] = worlds as [World, World, World]
+        expect(await missing(noHome)).toEqual(Option.some({ directory: "home", path: noHome.home }))
+        expect(await missing(noSessions)).toEqual(Option.some({ directory: "sessions", path: noSessions.sessions }))
+        expect(await missing(present)).toEqual(Option.none())
+        // All three are empty registries: only missingDirectory tells them apart.
+        for (const world of worlds) expect(await list(world)).toEqual([])
+        present.remove("")
+        expect(await missing(present)).toEqual(Option.some({ directory: "sessions", path: present.sessions }))
+      } finally {
+        for (const world of worlds) await world.close()
+      }
+    })
 
     it("not_a_record: names that are not <pid>.json with a canonical pid; other files are ignored", withWorld(async (world) => {
       const proc = world.spawn()

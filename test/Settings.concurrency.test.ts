@@ -16,7 +16,7 @@ const hex = (bytes: Uint8Array) => bytesToHex(blake3(bytes))
 
 const inHome = <A, E>(home: MemoryHome, effect: Effect.Effect<A, E, Settings>) => Effect.provide(effect, home.layer)
 const update = (change: PolicyChange, expectedRevision?: string) =>
-  Effect.flatMap(Settings, (settings) => settings.update(change, expectedRevision))
+  Effect.flatMap(Settings, (settings) => settings.update(change, { expectRevision: expectedRevision }))
 const read = Effect.flatMap(Settings, (settings) => settings.read)
 
 /** What Claude Code does to its settings: read, add its own key, write `settings.json.tmp.<pid>`, rename. */

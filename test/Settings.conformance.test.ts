@@ -37,7 +37,7 @@ const suite = (name: string, makeHome: (options?: HomeOptions) => SettingsHome) 
       )
     const read = Effect.flatMap(Settings, (settings) => settings.read)
     const update = (change: PolicyChange, expectedRevision?: string) =>
-      Effect.flatMap(Settings, (settings) => settings.update(change, expectedRevision))
+      Effect.flatMap(Settings, (settings) => settings.update(change, { expectRevision: expectedRevision }))
     const set = (value: InboundPolicy, expectedRevision?: string) => update(setPolicy(value), expectedRevision)
     const reset = (expectedRevision?: string) => update(resetPolicy, expectedRevision)
 

@@ -122,7 +122,7 @@ describe("settings properties (memory)", () => {
         const settings = yield* Effect.provide(Settings, home.layer)
         let revision = document.text === "" ? emptyRevision : hex(new TextEncoder().encode(document.text))
         for (const { change, guarded } of changes) {
-          const view = yield* settings.update(change, guarded ? revision : undefined)
+          const view = yield* settings.update(change, { expectRevision: guarded ? revision : undefined })
           const bytes = home.read("settings.json")!
           const text = new TextDecoder().decode(bytes)
           const parsed = text === "" ? {} : JSON.parse(text) as Record<string, unknown>

@@ -112,7 +112,7 @@ const settingsUpdate = (json: boolean, change: PolicyChange, expectRevision: str
   Effect.gen(function*() {
     // A signal must let the lock and the temporary file go, and must not end the command with 0.
     yield* interruptOnSignal
-    const view = yield* (yield* Settings).update(change, expectRevision)
+    const view = yield* (yield* Settings).update(change, { expectRevision })
     yield* printData(json, () => view, () => settingsText(view)).pipe(
       Effect.mapError((lost) =>
         new OutputFailed({
@@ -144,7 +144,7 @@ export const policy = Effect.fn("policy")(function*(json: boolean, command: Comm
     const missing = all.length === 0 && !json ? yield* missingDirectory : undefined
     yield* printData(json, () => Schema.encodeSync(Schema.Array(SessionPolicy))(all), () => policiesText(all, missing))
   } else {
-    const one = yield* policies.resolve(command.query)
+    const { policy: one } = yield* policies.resolve(command.query)
     yield* printData(json, () => Schema.encodeSync(SessionPolicy)(one), () => policyText(one))
   }
 }, reportedWithNote)

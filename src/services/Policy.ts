@@ -27,15 +27,26 @@ import { type FileReader, gitRootOf, makeFileReader, managedFacts } from "./Poli
 import { type ProcessEvidence, ProcessProbe } from "./ProcessProbe.js"
 import { Registry, type ResolveError, type ResolveOptions, type ResolveQuery } from "./Registry.js"
 
+/**
+ * One session resolved with its policy: `policy` was read for this `session` (same pid, same
+ * session id, the same live record), so a sender can address `session.address` without resolving
+ * again.
+ */
+export interface ResolvedPolicy {
+  readonly session: Session
+  readonly policy: SessionPolicy
+}
+
 export interface Policy {
   /** The policy in effect for every live session, sorted by pid. Bad files and unreadable processes give states, never failures. */
   readonly list: Effect.Effect<ReadonlyArray<SessionPolicy>, PlatformError>
   /**
    * The policy of the one live session the query names, resolved as `Registry.resolve` resolves
    * it, with the same refusals: a sender asks before it sends, and must not learn the policy of
-   * another session than the one it would reach.
+   * another session than the one it would reach. The session comes with its policy, from the same
+   * resolution: resolving again to learn its address could name another process.
    */
-  readonly resolve: (query: ResolveQuery, options?: ResolveOptions) => Effect.Effect<SessionPolicy, ResolveError>
+  readonly resolve: (query: ResolveQuery, options?: ResolveOptions) => Effect.Effect<ResolvedPolicy, ResolveError>
 }
 
 export const Policy = Context.GenericTag<Policy>("claude-peers/Policy")
@@ -168,14 +179,15 @@ export const make = Effect.gen(function*() {
     return yield* Effect.forEach(kept, ({ evidence, session }) => policyOf(reader, session, evidence))
   }).pipe(Effect.withSpan("Policy.list"))
 
-  const resolve = Effect.fn("Policy.resolve")(function*(query: ResolveQuery, options: ResolveOptions = {}) {
+  const resolve = Effect.fn("Policy.resolve")(function*(query: ResolveQuery, options: ResolveOptions = {}): Effect.fn.Return<ResolvedPolicy, ResolveError> {
     let session = yield* registry.resolve(query, options)
     for (let attempt = 1;; attempt++) {
       const evidence = yield* evidenceOf(session)
       const again = yield* registry.resolve(query, options)
-      if (same(again, session)) return yield* policyOf(makeFileReader(files), again, evidence)
+      if (same(again, session)) return { session: again, policy: yield* policyOf(makeFileReader(files), again, evidence) }
       if (attempt >= resolveAttempts) {
-        return yield* policyOf(makeFileReader(files), again, changed("the session's process kept changing while it was read"))
+        const policy = yield* policyOf(makeFileReader(files), again, changed("the session's process kept changing while it was read"))
+        return { session: again, policy }
       }
       session = again
     }

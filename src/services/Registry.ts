@@ -8,6 +8,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { type Candidate, IdentityMismatch, NotAddressable, NotLive, type SessionQuery } from "../domain/Errors.js"
 import { normalizeName } from "../domain/Names.js"
 import type { Session } from "../domain/Session.js"
@@ -36,6 +37,16 @@ export interface ResolveOptions {
 
 export type ResolveError = NotLive | IdentityMismatch | NotAddressable | PlatformError
 
+/**
+ * A directory of the registry that does not exist: the Claude home itself (a mistyped home, a
+ * machine where Claude Code never ran), or only its `sessions` directory (no session has started
+ * there yet). Either way the registry is empty, and neither is an error.
+ */
+export interface MissingDirectory {
+  readonly directory: "home" | "sessions"
+  readonly path: string
+}
+
 export interface Registry {
   /** Every `*.json` entry of the registry directory with its verdict, sorted by file. */
   readonly inspect: Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError>
@@ -49,6 +60,13 @@ export interface Registry {
    * session has no socket. Names are compared under Claude Code's normalization.
    */
   readonly resolve: (query: ResolveQuery, options?: ResolveOptions) => Effect.Effect<Session, ResolveError>
+  /**
+   * Which directory of the registry does not exist, if one does not: how to tell a Claude home
+   * that does not exist from one without sessions when `list` or `inspect` is empty. Asked
+   * separately (a stat or two), so that the usual answer costs nothing more; a directory that
+   * cannot be looked at (permissions) is not taken for absent.
+   */
+  readonly missingDirectory: Effect.Effect<Option.Option<MissingDirectory>>
 }
 
 export const Registry = Context.GenericTag<Registry>("claude-peers/Registry")
@@ -126,7 +144,19 @@ export const make = Effect.gen(function*() {
     return yield* (picked ?? notLive(query))
   })
 
-  return Registry.of({ inspect, list, resolve })
+  const absent = (path: string) =>
+    Effect.match(files.stat(path), {
+      onFailure: (error) => error._tag === "SystemError" && error.reason === "NotFound",
+      onSuccess: () => false
+    })
+
+  const missingDirectory = Effect.gen(function*() {
+    if (yield* absent(home.root)) return Option.some<MissingDirectory>({ directory: "home", path: home.root })
+    if (yield* absent(home.sessionsDirectory)) return Option.some<MissingDirectory>({ directory: "sessions", path: home.sessionsDirectory })
+    return Option.none()
+  }).pipe(Effect.withSpan("Registry.missingDirectory"))
+
+  return Registry.of({ inspect, list, resolve, missingDirectory })
 })
 
 /** The registry over whatever `Files`, `ProcessProbe` and `ClaudeHome` the program provides. */

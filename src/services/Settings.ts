@@ -41,6 +41,14 @@ import { Timing } from "./Timing.js"
 export type ReadError = InvalidJson | InvalidSettings | PlatformError
 export type UpdateError = ChangedDuringWrite | InvalidJson | InvalidSettings | PlatformError
 
+export interface UpdateOptions {
+  /**
+   * The revision the caller read (`SettingsView.revision`): any other bytes on disk fail the update
+   * with `ChangedDuringWrite`, where without it another writer's change is merged.
+   */
+  readonly expectRevision?: string | undefined
+}
+
 export interface Settings {
   /**
    * The user file's value. A missing or 0-byte file reads as `{}`. Links are followed: reading
@@ -48,11 +56,11 @@ export interface Settings {
    */
   readonly read: Effect.Effect<SettingsView, ReadError>
   /**
-   * Sets the key or removes it (`Reset`), keeping every other byte of the document. With an
-   * expected revision, any other bytes on disk fail the update (`ChangedDuringWrite`); without
-   * one, another writer's change is merged by redoing the edit on its bytes.
+   * Sets the key or removes it (`Reset`), keeping every other byte of the document. With
+   * `expectRevision`, any other bytes on disk fail the update (`ChangedDuringWrite`); without it,
+   * another writer's change is merged by redoing the edit on its bytes.
    */
-  readonly update: (change: PolicyChange, expectedRevision?: string) => Effect.Effect<SettingsView, UpdateError>
+  readonly update: (change: PolicyChange, options?: UpdateOptions) => Effect.Effect<SettingsView, UpdateError>
 }
 
 export const Settings = Context.GenericTag<Settings>("claude-peers/Settings")
@@ -318,8 +326,8 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  const update = Effect.fn("Settings.update")(function*(change: PolicyChange, expectedRevision?: string) {
-    const expected = expectedRevision ?? null
+  const update = Effect.fn("Settings.update")(function*(change: PolicyChange, options: UpdateOptions = {}) {
+    const expected = options.expectRevision ?? null
     // Steps 1, 3, 4 and 5 once without the lock: a refusal or a value already in place needs no
     // lock, and waiting for another writer to answer "nothing to do" would help nobody.
     const first = yield* readForUpdate

@@ -68,8 +68,12 @@ export const settingsText = (value: unknown, others: Readonly<Record<string, unk
 export const policies = (world: PolicyWorld): Promise<ReadonlyArray<SessionPolicy>> =>
   Effect.runPromise(Effect.provide(Effect.flatMap(Policy, (p) => p.list), world.layer))
 
-export const policyOf = (world: PolicyWorld, query: ResolveQuery) =>
+/** The one session the query resolves to, with its policy. */
+export const resolvedOf = (world: PolicyWorld, query: ResolveQuery) =>
   Effect.runPromise(Effect.provide(Effect.flatMap(Policy, (p) => p.resolve(query)), world.layer))
+
+/** The policy of the one session the query resolves to. */
+export const policyOf = async (world: PolicyWorld, query: ResolveQuery): Promise<SessionPolicy> => (await resolvedOf(world, query)).policy
 
 /** The one session's policy, from `list`. */
 export const onlyPolicy = async (world: PolicyWorld): Promise<SessionPolicy> => {
