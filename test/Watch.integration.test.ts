@@ -14,6 +14,7 @@ import type { SessionEvent } from "../src/domain/SessionEvent.js"
 import * as Watch from "../src/services/Watch.js"
 import { binPath, startCli, waitUntil } from "./support/cli.js"
 import { recordText, type RecordOptions } from "./support/records.js"
+import { stagedForOtherUsers } from "./support/staged.js"
 import { killAndReap, linuxPidDomain, makeNodeRegistry as makeNodeWorld, startSleeper, startTimeOf, type World } from "./support/worlds.js"
 
 /** Far above the contract's 500 ms: these tests prove arrival, not speed, on a machine that may be busy. */
@@ -229,7 +230,8 @@ const canExhaustInotify = process.getuid?.() === 0 &&
   spawnSync("sh", ["-c", `ps -eo uid= | grep -qx ' *${spareUid}'`]).status !== 0
 
 describe.runIf(canExhaustInotify)("claude-peers watch without inotify instances (EMFILE, real)", { timeout: 60_000 }, () => {
-  const exhaust = path.resolve(import.meta.dirname, "support/exhaust-inotify.py")
+  // The spare uid runs copies it can read wherever this checkout is.
+  const staged = stagedForOtherUsers()
 
   it("says so once on stderr, reads the directory every interval, and keeps reporting until SIGTERM (exit 0)", async () => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-watch-emfile-"))
@@ -243,9 +245,11 @@ describe.runIf(canExhaustInotify)("claude-peers watch without inotify instances 
     const record = (options: RecordOptions = {}) =>
       recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), pidDomain: linuxPidDomain(), ...options })
     fs.writeFileSync(file, record({ name: "first" }), { mode: 0o644 })
+    const exhaust = path.join(path.dirname(staged.command()), "exhaust-inotify.py")
+    fs.copyFileSync(path.resolve(import.meta.dirname, "support/exhaust-inotify.py"), exhaust)
     const child = spawn(
       "setpriv",
-      [`--reuid=${spareUid}`, `--regid=${spareUid}`, "--clear-groups", python, exhaust, process.execPath, binPath, "--claude-home", home, "watch", "--json", "--interval", "300"],
+      [`--reuid=${spareUid}`, `--regid=${spareUid}`, "--clear-groups", python, exhaust, process.execPath, staged.command(), "--claude-home", home, "watch", "--json", "--interval", "300"],
       { env: { PATH: process.env.PATH, HOME: "/nonexistent-home", CLAUDE_PEERS_CACHE_DIR: path.join(tmp, "cache") }, stdio: ["ignore", "pipe", "pipe"] }
     )
     let stdout = ""
