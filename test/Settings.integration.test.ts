@@ -75,7 +75,10 @@ beforeAll(async () => {
   })
 }, 60_000)
 
+/** Processes a test started that may outlive it (when it fails or times out): killed after it. */
+const children: Array<ChildProcess> = []
 afterEach(() => {
+  for (const child of children.splice(0)) child.kill("SIGKILL")
   for (const home of homes.splice(0)) fs.rmSync(home, { recursive: true, force: true })
 })
 
@@ -198,6 +201,7 @@ describe("settings command (built, real OS)", () => {
     const writer = spawn(process.execPath, [path.join(support, "claude-like-writer.mjs"), settingsOf(home), stopFile, "cc"], {
       stdio: ["ignore", "pipe", "pipe"]
     })
+    children.push(writer)
     const writerDone = collect(writer)
     // The writer says `wrote N` after each rename. A write counts as raced when some run is going
     // as it is reported: the runs go on until the writer has made `racedWrites` of them, however
@@ -293,6 +297,7 @@ describe("settings command (built, real OS)", () => {
       const loop = spawn(process.execPath, [updateLoop, home], {
         stdio: ["ignore", "pipe", "pipe"]
       })
+      children.push(loop)
       const done = collect(loop)
       // Killed only once it is updating (its first update printed), then at a random moment.
       await new Promise<void>((resolve) => loop.stdout!.once("data", () => resolve()))
