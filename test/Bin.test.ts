@@ -12,6 +12,7 @@ import * as path from "node:path"
 import { watch as watchNone } from "../command/src/FilesNodeWatchNone.js"
 import { startCli, waitUntil } from "./support/cli.js"
 import { recordText } from "./support/records.js"
+import { stagedForOtherUsers } from "./support/staged.js"
 import { killAndReap, startSleeper, startTimeOf } from "./support/worlds.js"
 
 const root = path.resolve(import.meta.dirname, "..")
@@ -402,6 +403,8 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     }
   })
 
+  // `nobody` runs a copy it can read wherever this checkout is.
+  const staged = stagedForOtherUsers()
   it.skipIf(process.getuid?.() !== 0 || !fs.existsSync("/usr/bin/setpriv"))(
     "without HOME, a `list` asks node:os for the user's home (nobody's: /nonexistent, never this user's ~/.claude)",
     () => {
@@ -414,7 +417,7 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       fs.chmodSync(temporary, 0o1777)
       const result = spawnSync(
         "/usr/bin/setpriv",
-        ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", process.execPath, "-r", hook, bin, "list"],
+        ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", process.execPath, "-r", hook, staged.command(), "list"],
         { encoding: "utf8", env: { PATH: process.env.PATH, TMPDIR: temporary }, timeout: 30_000 }
       )
       expect(result.status).toBe(0)

@@ -13,6 +13,7 @@ import * as FilesMemory from "../src/layers/FilesMemory.js"
 import * as FilesNode from "../src/layers/FilesNode.js"
 import { makeMemoryTree, type MemoryTree, type MemoryUser } from "../src/layers/MemoryTree.js"
 import { Files, type Owner } from "../src/services/Files.js"
+import { stagedForOtherUsers } from "./support/staged.js"
 
 /** How a test arranges the world on either backend, as another process would. */
 class Fixture extends Context.Tag("test/Fixture")<Fixture, {
@@ -756,13 +757,15 @@ const canSwitchUser = process.getuid?.() === 0 && (() => {
 })()
 
 describe.runIf(canSwitchUser)("Files (node, as uid 1000 through setpriv)", () => {
-  const filesNode = Path.resolve(import.meta.dirname, "../dist/layers/FilesNode.js")
-  const script = `
+  // Bundled into a copy that uid 1000 can read wherever this checkout is.
+  const staged = stagedForOtherUsers()
+  const filesNode = Path.resolve(import.meta.dirname, "../src/layers/FilesNode.ts")
+  const script = () => staged.script("files-as-user", `
     import { make } from ${JSON.stringify(filesNode)}
     import { Effect } from "effect"
     import * as fs from "node:fs"
     const files = make()
-    const [dir] = process.argv.slice(1)
+    const [dir] = process.argv.slice(2)
     const bytes = new TextEncoder().encode("{}")
     const outcome = (effect) => Effect.runPromise(Effect.match(effect, {
       onFailure: (e) => ({ reason: e.reason, syscall: e.syscall }), onSuccess: () => "ok" }))
@@ -772,7 +775,7 @@ describe.runIf(canSwitchUser)("Files (node, as uid 1000 through setpriv)", () =>
       directory: await outcome(files.makeDirectory(dir + "/a/b", 0o700, { uid: 65534, gid: 65534 })),
       left: fs.readdirSync(dir).sort()
     }
-    process.stdout.write(JSON.stringify(result))`
+    process.stdout.write(JSON.stringify(result))`)
 
   it("a chown it may not make is PermissionDenied (fchown), and leaves nothing behind", () => {
     const dir = NFS.mkdtempSync(Path.join(OS.tmpdir(), "claude-peers-files-user-"))
@@ -780,7 +783,7 @@ describe.runIf(canSwitchUser)("Files (node, as uid 1000 through setpriv)", () =>
       NFS.chownSync(dir, 1000, 1000)
       const out = execFileSync(
         "setpriv",
-        ["--reuid=1000", "--regid=1000", "--clear-groups", process.execPath, "--input-type=module", "-e", script, dir],
+        ["--reuid=1000", "--regid=1000", "--clear-groups", process.execPath, script(), dir],
         { cwd: Path.resolve(import.meta.dirname, ".."), encoding: "utf8" }
       )
       expect(JSON.parse(out)).toEqual({

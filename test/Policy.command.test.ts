@@ -16,8 +16,9 @@ import { Runner } from "../src/cli/Base.js"
 import type { Invocation } from "../src/cli/Invocation.js"
 import { recognize } from "../src/cli/Recognize.js"
 import { commandTree } from "../src/cli/Root.js"
-import { binPath, runCli } from "./support/cli.js"
+import { runCli } from "./support/cli.js"
 import { recordText } from "./support/records.js"
+import { stagedForOtherUsers } from "./support/staged.js"
 import { killAndReap, linuxPidDomain, startTimeOf } from "./support/worlds.js"
 
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-policy-cli-")))
@@ -230,6 +231,8 @@ describe("claude-peers policy", { timeout: 120_000 }, () => {
     expect(json.sources.find((x) => x.source === "userSettings")).toMatchObject({ state: "invalid", value: `x${evil}` })
   })
 
+  // `nobody` runs a copy it can read wherever this checkout is.
+  const staged = stagedForOtherUsers()
   it.skipIf(process.getuid?.() !== 0)("a reader that may not read the process's environment: partial, with the reason", async () => {
     // Root can read every process's environment; the command run as `nobody` cannot read root's.
     const home = makeHome("accept")
@@ -238,7 +241,7 @@ describe("claude-peers policy", { timeout: 120_000 }, () => {
     fs.chmodSync(path.join(home, "settings.json"), 0o644)
     const s = await startSession(home, { name: "root-owned" })
     for (const file of fs.readdirSync(path.join(home, "sessions"))) fs.chmodSync(path.join(home, "sessions", file), 0o644)
-    const run = spawnSync(process.execPath, [binPath, "--claude-home", home, "policy", s.sessionId, "--json", "--managed-dir", managed], {
+    const run = spawnSync(process.execPath, [staged.command(), "--claude-home", home, "policy", s.sessionId, "--json", "--managed-dir", managed], {
       encoding: "utf8",
       env: { PATH: process.env.PATH, HOME: "/nonexistent-home" },
       uid: 65534,

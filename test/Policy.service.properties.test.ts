@@ -116,7 +116,7 @@ describe("policy, over generated sessions in the memory world", () => {
         expect(policy.certainty).toBe("certain")
         if (lowerBound(s) > rank.accept) expect(policy.effective).not.toBeNull()
       }),
-      { numRuns: 300 }
+      { numRuns: 100 }
     )
   }, 120_000)
 })

@@ -21,6 +21,7 @@ import {
   signalZero
 } from "../src/layers/ProcessProbeNode.js"
 import { ProcessProbe, type ProcessState } from "../src/services/ProcessProbe.js"
+import { stagedForOtherUsers } from "./support/staged.js"
 
 const root = path.resolve(import.meta.dirname, "..")
 
@@ -444,19 +445,20 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
       yield* children.kill(live)
     }))
 
+  const staged = stagedForOtherUsers()
   it.runIf(process.getuid?.() === 0 && fs.existsSync("/usr/bin/setpriv"))(
     "signalZero: a process this user may not signal (EPERM) is alive",
     () => {
-      // As an unprivileged user, pid 1 (root's) answers EPERM; the probe's build (`dist/`) runs there.
-      const module = path.join(root, "dist", "layers", "ProcessProbeNode.js")
-      const script = `import(${JSON.stringify(module)}).then(({ signalZero }) => {
+      // As an unprivileged user, pid 1 (root's) answers EPERM; the probe runs there, bundled into
+      // a copy that user can read wherever this checkout is.
+      const module = path.join(root, "src", "layers", "ProcessProbeNode.ts")
+      const script = staged.script("signal-zero", `import { signalZero } from ${JSON.stringify(module)}
         let code = "none"
         try { process.kill(1, 0) } catch (error) { code = error.code }
-        console.log(JSON.stringify({ code, alive: signalZero(1) }))
-      })`
+        console.log(JSON.stringify({ code, alive: signalZero(1) }))`)
       const result = childProcess.spawnSync(
         "/usr/bin/setpriv",
-        ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--input-type=module", "-e", script],
+        ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, script],
         { encoding: "utf8", cwd: "/" }
       )
       expect(result.stderr).toBe("")

@@ -173,7 +173,7 @@ describe("registry fuzz through the built command (Node layer)", () => {
         }
         fs.rmSync(built.home, { recursive: true, force: true })
       }),
-      { numRuns: 200 }
+      { numRuns: 60 }
     )
   })
 

@@ -103,7 +103,7 @@ describe("registry fuzz (memory layer)", () => {
           }
         }
       }),
-    { timeout: 240_000, fastCheck: { numRuns: 250 } }
+    { timeout: 240_000, fastCheck: { numRuns: 100 } }
   )
 
   it.scoped.prop(
@@ -137,6 +137,6 @@ describe("registry fuzz (memory layer)", () => {
           expectTerminalSafe(eventLine(event), "watch")
         }
       }),
-    { timeout: 300_000, fastCheck: { numRuns: 200 } }
+    { timeout: 300_000, fastCheck: { numRuns: 50 } }
   )
 })

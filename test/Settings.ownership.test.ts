@@ -13,8 +13,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { resetPolicy, setPolicy } from "../src/domain/Settings.js"
 import { Settings } from "../src/services/Settings.js"
-import { binPath } from "./support/cli.js"
 import { type HomeOptions, makeMemoryHome, makeNodeHome, type SettingsHome } from "./support/settingsHomes.js"
+import { stagedForOtherUsers } from "./support/staged.js"
 
 const user = { uid: 1000, gid: 1000 }
 const text = (bytes: Uint8Array | undefined) => (bytes === undefined ? undefined : new TextDecoder().decode(bytes))
@@ -139,6 +139,8 @@ describe("ownership that cannot be kept, run as a user (memory)", () => {
 const canSwitchUser = process.getuid?.() === 0 && spawnSync("setpriv", ["--reuid=1000", "--regid=1000", "--clear-groups", "true"]).status === 0
 
 describe.runIf(process.getuid?.() === 0)("the built command on the real OS", () => {
+  // Uid 1000 runs a copy it can read wherever this checkout is.
+  const staged = stagedForOtherUsers()
   const makeHome = () => {
     const base = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-owner-"))
     fs.chmodSync(base, 0o755)
@@ -149,7 +151,7 @@ describe.runIf(process.getuid?.() === 0)("the built command on the real OS", () 
     return { base, home, cache, settings: path.join(home, "settings.json") }
   }
   const run = (home: { readonly home: string; readonly cache: string }, prefix: ReadonlyArray<string>, ...args: Array<string>) => {
-    const command = [...prefix, process.execPath, binPath, "--claude-home", home.home, ...args]
+    const command = [...prefix, process.execPath, staged.command(), "--claude-home", home.home, ...args]
     const result = spawnSync(command[0]!, command.slice(1), {
       encoding: "utf8",
       env: { PATH: process.env.PATH, HOME: "/nonexistent-home", CLAUDE_PEERS_CACHE_DIR: home.cache },

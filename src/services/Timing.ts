@@ -7,6 +7,7 @@
  * `Timing` is a `Context.Reference`: it has its defaults without being provided, so a service built
  * from its own `layer` needs nothing more than its ports.
  */
+import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -68,26 +69,34 @@ export const make = (options: TimingOptions = {}): Timings => {
 export const layer = (options: TimingOptions = {}): Layer.Layer<Timing> => Layer.sync(Timing, () => make(options))
 
 /**
- * How much wall time a wait may take beyond its own length before `sleep` says why it might be
- * stuck. Far more than any scheduler delay, so that a program on the real clock never sees it.
+ * How long the program's `Clock` may stand still, in wall time, while a wait is pending before
+ * `sleep` says why it might be stuck: a real clock never stands still that long, and the clue must
+ * come well within a test runner's default timeout (vitest's 5 s), whatever the wait's length.
  */
-const clueGraceMillis = 5000
+const stillClockMillis = 1000
 
 /**
- * Sleeps on the `Clock`. A wait that is still pending long after its length in wall time is almost
- * certainly on a `TestClock` that nobody moves (`it.effect` silences the logger, and with it
- * `TestClock`'s own warning), so it says once on stderr what it waits for and how to move it: a test
- * must never hang without a clue.
+ * Sleeps on the `Clock`. A wait still pending while the `Clock` has not moved for
+ * `stillClockMillis` of wall time is on a `TestClock` that nobody moves (`it.effect` silences the
+ * logger, and with it `TestClock`'s own warning), so it says once on stderr what it waits for and
+ * how to move it: a test must never hang without a clue.
  */
 export const sleep = (duration: Duration.Duration, waitsFor: string): Effect.Effect<void> => {
-  const millis = Duration.toMillis(duration)
   const clue = Console.error(
-    `claude-peers: still waiting, after ${Math.round((2 * millis + clueGraceMillis) / 1000)} s of wall time, for ${waitsFor} (${
+    `claude-peers: still waiting for ${waitsFor} (${
       Duration.format(duration)
-    } on Effect's Clock). On a TestClock, move it with TestClock.adjust, or shorten the wait with the layer's \`timing\` option.`
+    } on Effect's Clock), and the Clock has not moved for ${stillClockMillis / 1000} s of wall time. On a TestClock, move it with TestClock.adjust, or shorten the wait with the layer's \`timing\` option.`
   )
-  return Effect.raceFirst(Effect.sleep(duration), Effect.zipRight(wallClockDelay(2 * millis + clueGraceMillis), Effect.zipRight(clue, Effect.never)))
+  return Effect.raceFirst(Effect.sleep(duration), Effect.zipRight(clockStandsStill, Effect.zipRight(clue, Effect.never)))
 }
+
+/** Ends once the `Clock` has shown the same time across `stillClockMillis` of wall time. */
+const clockStandsStill: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, function still(before): Effect.Effect<void> {
+  return Effect.zipRight(
+    wallClockDelay(stillClockMillis),
+    Effect.flatMap(Clock.currentTimeMillis, (now) => (now === before ? Effect.void : still(now)))
+  )
+})
 
 /** A delay on the real timer, whatever `Clock` the program is given. */
 const wallClockDelay = (millis: number): Effect.Effect<void> =>

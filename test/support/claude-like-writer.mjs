@@ -2,8 +2,9 @@
 /**
  * A writer that treats `settings.json` as Claude Code does: read it, change its own key, write
  * `settings.json.tmp.<pid>` and rename it over the file, with no lock. It adds one new key per
- * round (`<prefix><n>`) until the stop file exists, then prints `{"written":N,"unparsable":U}`:
- * every key it wrote must still be in the file at the end, whatever else wrote meanwhile.
+ * round (`<prefix><n>`) and prints `wrote <n>` once the rename is made, until the stop file exists,
+ * then prints `{"written":N,"unparsable":U}`: every key it wrote must still be in the file at the
+ * end, whatever else wrote meanwhile.
  *
  * Usage: node claude-like-writer.mjs SETTINGS_FILE STOP_FILE PREFIX
  */
@@ -31,6 +32,7 @@ while (!existsSync(stopFile)) {
     document[`${prefix}${written}`] = written
     writeFileSync(temp, `${JSON.stringify(document, null, 2)}\n`, { mode: 0o600 })
     renameSync(temp, file)
+    process.stdout.write(`wrote ${written}\n`)
     written++
   }
   // About three writes a second: far busier than Claude Code, which writes on a settings change.
