@@ -44,7 +44,8 @@ export const recognize = (args: ReadonlyArray<string>): Invocation | undefined =
   if (program === undefined || values === undefined) return undefined
   const words = reading.words
   let argument: unknown
-  if (words.length > (command.argument === undefined ? 0 : 1)) return undefined
+  // `-` is the one argument spelled like an option; what it means is the parser's to say.
+  if (words.length > (command.argument === undefined ? 0 : 1) || words.some((word) => word.startsWith("-"))) return undefined
   if (words.length === 1) {
     const parsed = command.argument!.value.parse(words[0]!)
     if (!parsed.ok) return undefined

@@ -16,6 +16,7 @@
  *   Output is known lost only where the host's `Console` reports it through `OutputLoss` (then 7).
  */
 import * as Args from "@effect/cli/Args"
+import type * as CliApp from "@effect/cli/CliApp"
 import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Span from "@effect/cli/HelpDoc/Span"
@@ -91,10 +92,14 @@ const helpOf = (spec: CommandSpec): HelpDoc.HelpDoc => {
 }
 
 type Words = { readonly words: ReadonlyArray<string> }
-type Mounted = Command.Command<string, Services | Command.Command.Context<string>, ExitCode, Words>
+/** A level's handler also reads the levels above it, which `withSubcommands` provides. */
+type Mounted = Command.Command<string, Services | CliApp.CliApp.Environment, ExitCode, Words>
 
 /** Every option and argument of a level, as typed: the standalone's walk decides what they are. */
-const words = Args.text({ name: "OPTIONS AND ARGUMENTS" }).pipe(Args.repeated)
+const words = Args.text({ name: "ARGS" }).pipe(
+  Args.withDescription("the command's options and arguments, as the description lists them, in any order"),
+  Args.repeated
+)
 
 /**
  * One level of the tree. Its handler (the deepest level's runs) puts the line back together from the
