@@ -8,7 +8,7 @@
  *   dominated by how much code is read, compiled and initialized. The sources import deeply
  *   (`effect/Effect`, `@effect/cli/Command`), never through the packages' barrels, which would keep
  *   `Stream`, `PubSub`, `FastCheck` and `@effect/cli`'s YAML/TOML/INI parsers in every part.
- * - A recognized command must not pay for the command-line parser. The entry (`src/cli/bin.ts`) only
+ * - A recognized command must not pay for the command-line parser. The entry (`command/src/bin.ts`) only
  *   picks a part: `Direct.ts` for the documented spellings, `CommandLine.ts` for everything else. Each
  *   part is bundled whole and on its own (a shared bundle would wrap every module in a lazy
  *   initializer and make `list` compile and initialize more), and kept as its own section of the
@@ -37,13 +37,13 @@ const analyze = process.argv.includes("--analyze")
  * The entry's dynamic imports become requests for parts, which the loader finds in the file: one
  * part per module of `src/cli/direct/` (a recognized command), and the full command line.
  */
-const directory = path.join(root, "src", "cli", "direct")
+const directory = path.join(root, "command", "src", "direct")
 const parts = Object.fromEntries([
   ...fs.readdirSync(directory).filter((name) => name.endsWith(".ts")).sort().map((name) => {
     const base = name.slice(0, -".ts".length)
-    return [`./direct/${base}.js`, { id: `claude-peers:${base}`, entry: `src/cli/direct/${name}` }]
+    return [`./direct/${base}.js`, { id: `claude-peers:${base}`, entry: `command/src/direct/${name}` }]
   }),
-  ["./CommandLine.js", { id: "claude-peers:command-line", entry: "src/cli/CommandLine.ts" }]
+  ["./CommandLine.js", { id: "claude-peers:command-line", entry: "command/src/CommandLine.ts" }]
 ])
 
 const partsPlugin = {
@@ -205,7 +205,7 @@ const finish = async (result) => {
 }
 
 const [dispatcher, ...built] = await Promise.all([
-  bundle("src/cli/bin.ts", [partsPlugin]).then(finish),
+  bundle("command/src/bin.ts", [partsPlugin]).then(finish),
   ...Object.values(parts).map((part) =>
     bundle(part.entry, [], replacementsOf(part.id)).then(checkWatch(part.id)).then(finish)
   )

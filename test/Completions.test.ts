@@ -11,7 +11,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { commandTree, placesOf } from "../src/cli/CompletionTree.js"
-import { rootCommand } from "../src/cli/Root.js"
+import { commandTree as rootCommand } from "../src/cli/Root.js"
 import { runCli } from "./support/cli.js"
 import { type CompletionRun, offered, type Shell } from "./support/completion.js"
 

@@ -13,6 +13,8 @@
  *   value (`resolve --json --name` would otherwise resolve the session id `--name`). `--opt=VALUE`
  *   takes any value, one that starts with `-` included. No option takes an empty value.
  * - A flag takes no value, and no option is given twice.
+ * - A word that starts with `-` and is no command's option is a usage error that names it as typed
+ *   (`resolve --bogus`), never an argument.
  * - A command that has subcommands takes one of them, nothing else.
  * - `--help` (or `-h`) anywhere asks for the help of the command the other words lead to.
  * - After `--`, every word is an argument; no argument starts with `-`.
@@ -67,6 +69,8 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
   /** Options written before the command that declares them, with the depth they were written at. */
   const early: Array<{ readonly option: GivenOption; readonly depth: number }> = []
   const words: Array<string> = []
+  /** Words spelled as options that no command on the path, or below it, declares. */
+  const unknown: Array<string> = []
   let argumentSeen = false
   let json = false
   let problem: string | undefined
@@ -81,7 +85,7 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
     const owner = ownerOf(chain, name)
     const spec = owner >= 0 ? declared(chain[owner]!, name) : declaredBelow(chain.at(-1)!, name)
     if (spec === undefined) {
-      words.push(word)
+      unknown.push(word)
       return 1
     }
     const value = spec.value === undefined ? undefined : eq > 0 ? word.slice(eq + 1) : next?.startsWith("-") === false ? next : undefined
@@ -129,6 +133,7 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
   }
   const reached = [tree.name, ...path].join(" ")
   const { subcommands } = chain.at(-1)!
+  for (const word of unknown) found(`'${word}' is not an option of ${reached}`)
   for (const { depth, option } of early) {
     const owner = ownerOf(chain, option.name, depth)
     if (owner >= 0) options[owner]!.push(option)

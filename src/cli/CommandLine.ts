@@ -1,33 +1,25 @@
 /**
  * The whole command line: the words placed by `Argv.ts`, then parsed by `@effect/cli` against the
- * command tree, with the Node services the parser itself needs (file system, path, terminal).
- * `bin.ts` loads this module only for the spellings `Recognize.ts` leaves to it, because building
- * the command tree costs more start-up than answering a recognized command.
+ * command tree (`Root.ts`). The standalone command comes here for what its fast path leaves (help,
+ * mistakes, unusual spellings), a mounted command for every command line.
  */
 import * as Command from "@effect/cli/Command"
 import { isValidationError } from "@effect/cli/ValidationError"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
-import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import { arrangedArgv, type Reading, readArgv } from "./Argv.js"
-import { Runner } from "./Base.js"
+import { arrangedArgv, type Reading } from "./Argv.js"
 import { printCompletionScript, requestedCompletionShell } from "./Completions.js"
 import { usageMessage, withParserConsole } from "./ParserOutput.js"
 import { UsageError } from "./Report.js"
-import { commandTree } from "./Root.js"
-import { runInvocation } from "./Run.js"
-import { runMain } from "./RunMain.js"
+import { commandTree, Runner } from "./Root.js"
 
-/** What `@effect/cli` itself needs to run (its built-in options read files and the terminal). */
-export const parserEnvironment = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
+/** The version `--version` prints. */
+export const version = "0.1.0"
 
 /** `@effect/cli` on words in the order it takes them; its usage errors become the command's. */
 const parse = (words: ReadonlyArray<string>) =>
   withParserConsole((commandConsole) =>
-    Command.run(commandTree, { name: "claude-peers", version: "0.1.0" })(["node", "claude-peers", ...words]).pipe(
+    Command.run(commandTree, { name: "claude-peers", version })(["node", "claude-peers", ...words]).pipe(
       Effect.updateService(Runner, (run) => (invocation) => Console.withConsole(run(invocation), commandConsole)),
       Effect.catchIf(isValidationError, (error) =>
         Effect.fail(new UsageError({ message: "error" in error ? usageMessage(error.error) : "usage error" })))
@@ -45,10 +37,4 @@ export const runArguments = (reading: Reading) => {
   if (reading.help) return parse([...reading.path, "--help"])
   if (reading.problem !== undefined) return Effect.fail(new UsageError({ message: reading.problem }))
   return parse(arrangedArgv(reading))
-}
-
-/** Parses `argv` (as `process.argv`: node, the script, then the arguments) and runs the command it names, to the process's exit code. */
-export const main = (argv: ReadonlyArray<string>): void => {
-  const reading = readArgv(argv.slice(2))
-  runMain(runArguments(reading).pipe(Effect.provideService(Runner, runInvocation), Effect.provide(parserEnvironment)), { json: reading.json })
 }

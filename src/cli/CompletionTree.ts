@@ -1,18 +1,15 @@
 /**
- * What each command accepts: subcommands, options, which options take a value, and what the word
- * after an option or a command's first argument can be. The scripts in `Completions.ts` are made
- * from this alone, and the walk that places the words of a command line (`Argv.ts`) reads it, so
- * it is plain data the fast path can load (nothing from the schema library).
- *
- * It is written out rather than read from `rootCommand`: @effect/cli keeps its command tree
- * internal (its public `getSubcommands` loses `settings`' children), and it cannot say that a
- * text option names a directory. `test/Completions.test.ts` checks that every command and option
- * the parser accepts is here.
+ * What each command accepts, as the completion scripts (`Completions.ts`) and the walk that places
+ * the words of a command line (`Argv.ts`) read it: subcommands, options, which options take a value,
+ * and what the word after an option or a command's first argument can be. Derived from the command
+ * table (`CommandTable.ts`), with `--help` on every command (it is `@effect/cli`'s own).
  */
-import { inboundPolicyNames } from "../domain/InboundPolicyNames.js"
+import { type CommandSpec as TableCommand, commandTable, type Completion } from "./CommandTable.js"
+
+export { type CompletionShell, completionShells } from "./CommandTable.js"
 
 /** What the word after an option is: a directory, one of these words, or free text (nothing to offer). */
-export type OptionValue = "directory" | "text" | ReadonlyArray<string>
+export type OptionValue = Completion
 
 export interface OptionSpec {
   readonly name: string
@@ -28,36 +25,22 @@ export interface CommandSpec {
   readonly subcommands?: ReadonlyArray<CommandSpec>
 }
 
-/** The shells `--completions` writes a script for; `sh` is bash's, as in @effect/cli. */
-export const completionShells = ["bash", "fish", "sh", "zsh"] as const
-export type CompletionShell = (typeof completionShells)[number]
+const help: OptionSpec = { name: "--help" }
 
-const flag = (name: string): OptionSpec => ({ name })
-const help = flag("--help")
-const json = flag("--json")
-const expectRevision: OptionSpec = { name: "--expect-revision", value: "text" }
-const byName: OptionSpec = { name: "--name", value: "text" }
-
-export const commandTree: CommandSpec = {
-  name: "claude-peers",
-  options: [{ name: "--claude-home", value: "directory" }, { name: "--completions", value: completionShells }, help, flag("--version")],
-  subcommands: [
-    { name: "list", options: [json, help] },
-    { name: "inspect", options: [json, help] },
-    { name: "resolve", options: [byName, flag("--allow-shared-name"), json, help] },
-    {
-      name: "settings",
-      options: [help],
-      subcommands: [
-        { name: "get", options: [json, help] },
-        { name: "set", options: [expectRevision, json, help], argumentValues: inboundPolicyNames },
-        { name: "reset", options: [expectRevision, json, help] }
-      ]
-    },
-    { name: "watch", options: [{ name: "--interval", value: "text" }, json, help] },
-    { name: "policy", options: [byName, { name: "--managed-dir", value: "directory" }, json, help] }
-  ]
+const treeOf = (command: TableCommand): CommandSpec => {
+  const values = command.argument?.value.completion
+  return {
+    name: command.name,
+    options: [
+      ...command.options.map((option): OptionSpec => (option.value === undefined ? { name: option.name } : { name: option.name, value: option.value.completion })),
+      help
+    ],
+    ...(Array.isArray(values) ? { argumentValues: values } : {}),
+    ...(command.subcommands === undefined ? {} : { subcommands: command.subcommands.map(treeOf) })
+  }
 }
+
+export const commandTree: CommandSpec = treeOf(commandTable)
 
 /** A command and the words that lead to it from the program: `""` for the root, `"settings set"`. */
 export interface Place {

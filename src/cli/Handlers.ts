@@ -14,14 +14,15 @@ import { SessionPolicy } from "../domain/Policy.js"
 import { sessionJson } from "../domain/Session.js"
 import { SessionEvent } from "../domain/SessionEvent.js"
 import { emptyRevision, resetPolicy, setPolicy, type PolicyChange, type SettingsView } from "../domain/Settings.js"
+import type { Services } from "../layers/Services.js"
 import { ClaudeHome } from "../services/ClaudeHome.js"
 import { Files } from "../services/Files.js"
 import { Policy } from "../services/Policy.js"
 import { Registry } from "../services/Registry.js"
 import { Settings } from "../services/Settings.js"
 import { type NotificationsRefused, Watch } from "../services/Watch.js"
-import type { CommandOf } from "./Invocation.js"
-import { OutputFailed, printError, printLine, stdoutReaderGone } from "./Output.js"
+import type { CommandOf, Invocation } from "./Invocation.js"
+import { OutputFailed, printError, printLine, readerGone } from "./Output.js"
 import {
   entriesTable,
   eventLine,
@@ -33,7 +34,6 @@ import {
   settingsText
 } from "./Render.js"
 import { type ExitCode, printData, reportFailures, type ReportedError } from "./Report.js"
-import { endOnSignal, interruptOnSignal } from "./Signals.js"
 import { jsonText, terminalSafe } from "./Text.js"
 
 /** A handler's failures are reported where they happen; what is left is its exit code, or output that could not be written. */
@@ -110,8 +110,7 @@ export const settingsGet = Effect.fn("settings get")(function*(json: boolean) {
  */
 const settingsUpdate = (json: boolean, change: PolicyChange, expectRevision: string | undefined) =>
   Effect.gen(function*() {
-    // A signal must let the lock and the temporary file go, and must not end the command with 0.
-    yield* interruptOnSignal
+    // An interruption lets the lock and the temporary file go (Settings' finalizers).
     const view = yield* (yield* Settings).update(change, { expectRevision })
     yield* printData(json, () => view, () => settingsText(view)).pipe(
       Effect.mapError((lost) =>
@@ -151,30 +150,52 @@ export const policy = Effect.fn("policy")(function*(json: boolean, command: Comm
 
 /** The one line a watch without change notifications says, on stderr whatever the output format. */
 const sayReadingEveryInterval = ({ directory, error, interval }: NotificationsRefused) =>
-  Effect.sync(() => {
+  Effect.suspend(() => {
     const why = error._tag === "SystemError" ? /^E[A-Z]+/.exec(error.description ?? "")?.[0] ?? error.reason : error._tag
-    printError(terminalSafe(
+    return printError(terminalSafe(
       `claude-peers: the system refused change notifications for ${directory} (${why}); reading it every ${Duration.toMillis(interval)} ms instead`
     ))
   })
 
-/** Until interrupted (a signal ends it with exit 0), or until nobody reads its output. */
+/** Until interrupted (the standalone command ends it so on a signal, with exit 0), or until nobody reads its output. */
 export const watch = Effect.fn("watch")(function*(json: boolean, command: CommandOf<"watch">) {
   const encodeEvent = Schema.encodeSync(SessionEvent)
-  const signalled = yield* endOnSignal
+  const gone = yield* readerGone
   const missing = json ? undefined : yield* missingDirectory
-  if (missing !== undefined) printError(`claude-peers: ${terminalSafe(missing)} does not exist; watching for sessions to appear there`)
+  if (missing !== undefined) yield* printError(`claude-peers: ${terminalSafe(missing)} does not exist; watching for sessions to appear there`)
   const events = (yield* Watch).sessions({
     ...(command.intervalMillis === undefined ? {} : { interval: command.intervalMillis }),
     onNotificationsRefused: sayReadingEveryInterval
   })
   yield* events.pipe(
     Stream.mapEffect((event) => printLine(json ? jsonText(encodeEvent(event)) : eventLine(event))),
-    Stream.takeUntil(stdoutReaderGone),
-    Stream.interruptWhen(signalled),
+    Stream.takeUntil(gone),
     Stream.runDrain
   )
 }, reported)
+
+/** Any invocation, over the services in context: what a mounted command runs on its host's. */
+export const handle = (invocation: Invocation): Effect.Effect<void, ExitCode | OutputFailed, Services> => {
+  const { command, json } = invocation
+  switch (command._tag) {
+    case "list":
+      return list(json)
+    case "inspect":
+      return inspect(json)
+    case "resolve":
+      return resolve(json, command)
+    case "settings get":
+      return settingsGet(json)
+    case "settings set":
+      return settingsSet(json, command)
+    case "settings reset":
+      return settingsReset(json, command)
+    case "watch":
+      return watch(json, command)
+    case "policy":
+      return policy(json, command)
+  }
+}
 
 export type { ExitCode }
 export { OutputFailed }

@@ -3,7 +3,7 @@
  * through Effect's `Console`, in colour, quoting the arguments it could not parse as they were
  * typed: an argument can carry escape sequences (OSC 52 writes the clipboard), a help page piped to
  * a file would carry colour codes, and a write that fails would go unnoticed.
- * - Help and the version go to stdout through `printLine`, like every output of the command, with
+ * - Help and the version go to stdout (`log`), like every output of the command, with
  *   colours only for a terminal and never with `NO_COLOR` set (to anything but the empty string, as
  *   no-color.org says).
  * - A usage error is not printed by the parser: the command reports it once, as the contract's usage
@@ -15,7 +15,7 @@ import * as Arr from "effect/Array"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as tty from "node:tty"
-import { type OutputFailed, printLine } from "./Output.js"
+import { lineTo, type OutputFailed } from "./Output.js"
 import { terminalSafe, withColours } from "./Text.js"
 
 export const colourOn = (fd: number): boolean => tty.isatty(fd) && (process.env.NO_COLOR ?? "") === ""
@@ -69,7 +69,7 @@ export const withParserConsole = <A, E, R>(
       })
     const parserConsole: Console.Console = {
       ...base,
-      log: (...parts: ReadonlyArray<unknown>) => Effect.catchAll(printLine(withColours(parts.join(" "), colourOn(1))), keepFirstLoss),
+      log: (...parts: ReadonlyArray<unknown>) => Effect.catchAll(lineTo(base, withColours(parts.join(" "), colourOn(1))), keepFirstLoss),
       error: () => Effect.void
     }
     return parse(base).pipe(

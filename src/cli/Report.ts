@@ -16,7 +16,7 @@ import {
   type NotLive
 } from "../domain/Errors.js"
 import { OutputFailed, printError, printLine } from "./Output.js"
-import { jsonText, terminalSafe } from "./Text.js"
+import { jsonText, terminalSafe, terminalSafeLines } from "./Text.js"
 
 export type ReportedError =
   | NotLive
@@ -32,6 +32,21 @@ export class ExitCode extends Data.TaggedError("ExitCode")<{ readonly code: numb
 
 /** A command line that parsed but asks for something impossible: exit 2, like the parser's own usage errors. */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+
+/**
+ * A usage error as the contract reports it: its sentence on stderr, and with `--json` also the
+ * contract's JSON error on stdout. Both say the same terminal-safe sentence: it may quote an
+ * argument, which is whatever was typed, and JSON leaves C1 controls and bidirectional overrides
+ * as they are. Ends with the usage exit code.
+ */
+export const reportUsageError = (message: string, json: boolean): Effect.Effect<never, ExitCode> => {
+  const sentence = terminalSafeLines(message)
+  return printError(`claude-peers: ${sentence}`).pipe(
+    // The exit code says it was a usage error even when the JSON line is lost.
+    Effect.zipRight(json ? Effect.ignore(printLine(errorJson("usage", sentence))) : Effect.void),
+    Effect.zipRight(Effect.fail(new ExitCode({ code: exitCodes.usage })))
+  )
+}
 
 export const exitCodes = {
   usage: 2,
@@ -78,7 +93,7 @@ const report = (json: boolean, error: ReportedError, note: string | undefined): 
       // The JSON error was the answer: whoever reads stderr still learns what it was.
       Effect.mapError((lost) => new OutputFailed({ stream: lost.stream, code: lost.code, done: `the answer was the error ${reason}: ${error.message}` }))
     )
-    : Effect.sync(() => printError(`claude-peers: ${terminalSafe(sentence)}`))
+    : printError(`claude-peers: ${terminalSafe(sentence)}`)
   return Effect.zipRight(print, Effect.fail(new ExitCode({ code: exitCodes[reason] })))
 }
 

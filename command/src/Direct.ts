@@ -5,7 +5,7 @@
  * written by another.
  */
 import type * as Effect from "effect/Effect"
-import type { Invocation } from "./Invocation.js"
+import type { Invocation } from "../../src/cli/Invocation.js"
 import { runMain } from "./RunMain.js"
 
 /** Runs a command's program to the process's exit code. */

@@ -1,18 +1,19 @@
 /**
- * The command's composition root: each command's handler over the Node services it uses, for its
- * Claude home. A short command's services are provided without building layers
+ * The standalone command's composition root: each command's handler over the Node services it uses,
+ * for its Claude home, with the signal handling it needs (`Signals.ts`). A short command's services are provided without building layers
  * (`provideNodeRegistry`, `provideNodeSettings`, `provideNodePolicy`); `watch`, which runs until
  * stopped, gets every service from `layerNode`. The fast path (`Recognize.ts`, one bundle part per
- * command: `direct/`) and the full command line (`Root.ts`, through `runInvocation`) run the same
- * functions here.
+ * command: `direct/`) and the full command line (`CommandLine.ts`, through `runInvocation`) run the
+ * same functions here.
  */
 import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
-import { layerNode, provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "../layers/Node.js"
-import { rootFromProcess } from "../services/ClaudeHome.js"
-import * as Handlers from "./Handlers.js"
-import type { CommandOf, Invocation } from "./Invocation.js"
-import { reportFailures } from "./Report.js"
+import * as Handlers from "../../src/cli/Handlers.js"
+import type { CommandOf, Invocation } from "../../src/cli/Invocation.js"
+import { reportFailures } from "../../src/cli/Report.js"
+import { layerNode, provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "../../src/layers/Node.js"
+import { rootFromProcess } from "../../src/services/ClaudeHome.js"
+import { endedOnSignal, interruptedOnSignal } from "./Signals.js"
 
 /**
  * The invocation's Claude home, from this process's environment: the option, then
@@ -55,10 +56,14 @@ export const runSettingsGet = (invocation: Invocation) =>
   inHome(invocation, (home) => Handlers.settingsGet(invocation.json).pipe(provideNodeSettings({ claudeHome: home })))
 
 export const runSettingsSet = (invocation: Invocation, command: CommandOf<"settings set">) =>
-  inHome(invocation, (home) => Handlers.settingsSet(invocation.json, command).pipe(provideNodeSettings({ claudeHome: home })))
+  interruptedOnSignal(
+    inHome(invocation, (home) => Handlers.settingsSet(invocation.json, command).pipe(provideNodeSettings({ claudeHome: home })))
+  )
 
 export const runSettingsReset = (invocation: Invocation, command: CommandOf<"settings reset">) =>
-  inHome(invocation, (home) => Handlers.settingsReset(invocation.json, command).pipe(provideNodeSettings({ claudeHome: home })))
+  interruptedOnSignal(
+    inHome(invocation, (home) => Handlers.settingsReset(invocation.json, command).pipe(provideNodeSettings({ claudeHome: home })))
+  )
 
 export const runPolicy = (invocation: Invocation, command: CommandOf<"policy">) =>
   inHome(invocation, (home) =>
@@ -67,7 +72,9 @@ export const runPolicy = (invocation: Invocation, command: CommandOf<"policy">) 
     ))
 
 export const runWatch = (invocation: Invocation, command: CommandOf<"watch">) =>
-  inHome(invocation, (home) => Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: home }))))
+  endedOnSignal(
+    inHome(invocation, (home) => Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: home }))))
+  )
 
 /** Any invocation: what the full command line runs. */
 export const runInvocation = (invocation: Invocation) => {

@@ -7,7 +7,7 @@
  * that no path pays for another (the bundle keeps each as a part of its own, see
  * `scripts/build-bin.mjs`).
  */
-import type { Invocation } from "./Invocation.js"
+import type { Invocation } from "../../src/cli/Invocation.js"
 import { recognize } from "./Recognize.js"
 
 const runDirect = (invocation: Invocation): Promise<void> => {

@@ -1,0 +1,130 @@
+/**
+ * The standalone command's `Console`: `log` writes file descriptor 1, `error` file descriptor 2,
+ * and what `log` could not write is reported through the library's `OutputLoss` (exit 7).
+ * - Lines go to file descriptor 1 with `fs.writeSync`, without creating `process.stdout`: creating
+ *   it loads `net` and the streams for a pipe, several milliseconds of a run that prints one line.
+ *   Only a non-blocking pipe that is full (EAGAIN) hands the rest to `process.stdout`, which waits.
+ * - A reader that went away (EPIPE: `claude-peers list | head -1`) is not a failure: nobody is left
+ *   to tell. Later lines are dropped, and `watch` ends.
+ */
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import type { OutputLossReport } from "../../src/cli/Output.js"
+
+const codeOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string"
+    ? (error as { code: string }).code
+    : "EIO"
+
+/** Set once a reader went away: later output has nobody to go to, and is dropped. */
+let readerGone = false
+/** The code of the first line that could not be written; later lines are not tried. */
+let lost: string | undefined
+/** Set once a write was handed to `process.stdout`: from then on everything goes through it, in order. */
+let throughStream = false
+
+/** What this console lost, as `OutputLoss` reads it. */
+export const outputLoss: OutputLossReport = { stdout: () => lost, readerGone: () => readerGone }
+
+const writeRest = (bytes: Uint8Array): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    throughStream = true
+    process.stdout.once("error", () => undefined)
+    process.stdout.write(bytes, (error) => {
+      if (error !== null && error !== undefined) {
+        if (codeOf(error) === "EPIPE") readerGone = true
+        else lost ??= codeOf(error)
+      }
+      resume(Effect.void)
+    })
+  })
+
+/** `text` and a line break as UTF-8, for a line written through `process.stdout`. */
+const lineBytes = (text: string): Buffer => Buffer.from(`${text}\n`, "utf8")
+
+const encoder = new TextEncoder()
+
+/**
+ * Where a line is encoded on its way to file descriptor 1, a piece at a time. The whole line
+ * encoded at once is a buffer as large as the text (26 MB for `inspect --json` at 100,000 records),
+ * which the kernel hands over fresh pages for; the pieces reuse these 64 KiB.
+ */
+const piece = new Uint8Array(64 * 1024)
+
+/**
+ * Encodes the next piece of a line into `piece`, from the unit `from` of `text`, and the line break
+ * once the text is done and there is room. `encodeInto` ends on a whole character, so no piece
+ * splits one.
+ */
+const encodePiece = (text: string, from: number) => {
+  const { read, written } = encoder.encodeInto(from === 0 ? text : text.slice(from), piece)
+  const ended = from + read === text.length && written < piece.length
+  if (ended) piece[written] = 0x0a
+  return { next: from + read, length: ended ? written + 1 : written, ended }
+}
+
+/**
+ * Writes `text` and a line break to stdout, all of it, or records why not. A full non-blocking pipe
+ * (EAGAIN) hands the rest of the line, the unwritten bytes of its piece first, to `process.stdout`.
+ */
+export const writeLine = (text: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (readerGone || lost !== undefined) return Effect.void
+    if (throughStream) return writeRest(lineBytes(text))
+    // The piece being written, and how much of it is.
+    let current = { next: 0, length: 0, ended: false }
+    let offset = 0
+    try {
+      while (!current.ended) {
+        current = encodePiece(text, current.next)
+        for (offset = 0; offset < current.length;) offset += fs.writeSync(1, piece, offset, current.length - offset)
+      }
+      return Effect.void
+    } catch (error) {
+      const code = codeOf(error)
+      if (code === "EPIPE") readerGone = true
+      else if (code === "EAGAIN") {
+        const rest = current.ended ? new Uint8Array(0) : lineBytes(text.slice(current.next))
+        return writeRest(Buffer.concat([piece.subarray(offset, current.length), rest]))
+      } else lost = code
+      return Effect.void
+    }
+  })
+
+/** Writes a diagnostic line to stderr; where even stderr cannot be written, there is nobody left to tell. */
+export const writeError = (text: string): void => {
+  try {
+    fs.writeSync(2, `${text}\n`)
+  } catch {
+    return
+  }
+}
+
+const joined = (parts: ReadonlyArray<unknown>): string => parts.map(String).join(" ")
+const toStderr = (...parts: ReadonlyArray<unknown>) => Effect.sync(() => writeError(joined(parts)))
+const nothing = () => Effect.void
+
+/** The console every line of the standalone command goes through. */
+export const stdoutConsole: Console.Console = {
+  [Console.TypeId]: Console.TypeId,
+  log: (...parts) => writeLine(joined(parts)),
+  error: toStderr,
+  warn: toStderr,
+  info: toStderr,
+  debug: toStderr,
+  trace: toStderr,
+  assert: (condition, ...parts) => (condition ? Effect.void : toStderr(...parts)),
+  clear: Effect.void,
+  count: nothing,
+  countReset: nothing,
+  dir: (item) => toStderr(item),
+  dirxml: toStderr,
+  group: nothing,
+  groupEnd: Effect.void,
+  table: (data) => toStderr(data),
+  time: nothing,
+  timeEnd: nothing,
+  timeLog: nothing,
+  unsafe: globalThis.console
+}

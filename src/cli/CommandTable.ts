@@ -1,0 +1,261 @@
+/**
+ * The command table: every command, its options, its argument, their value parsers and their help,
+ * written once. Everything else is derived from it: the `@effect/cli` tree (`Root.ts`), the mounted
+ * command (`Mount.ts`), the completion scripts (`CompletionTree.ts`, `Completions.ts`), the walk that
+ * places the words of a command line (`Argv.ts`) and the standalone command's fast recognizer. It is
+ * plain data and plain functions, so that a command recognized without the parser loads nothing more.
+ *
+ * Adding an option is one entry in its command's `options` (and a read of it in `make`); adding a
+ * command is one entry here and one handler (`Handlers.ts`).
+ */
+import { inboundPolicyNames } from "../domain/InboundPolicyNames.js"
+import type { InboundPolicy } from "../domain/Settings.js"
+import type { Command } from "./Invocation.js"
+import { maxIntervalMillis, parseInterval, parseRevision } from "./Invocation.js"
+
+/** A value parsed, or the sentence of the usage error it is. */
+export type Parsed<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }
+
+const ok = <A>(value: A): Parsed<A> => ({ ok: true, value })
+const refused = (message: string): Parsed<never> => ({ ok: false, message })
+
+/** What the word after an option (or a command's argument) is, for completion: a directory, one of these words, or free text. */
+export type Completion = "directory" | "text" | ReadonlyArray<string>
+
+export interface ValueSpec {
+  /** What help calls the value. */
+  readonly placeholder: string
+  readonly completion: Completion
+  readonly parse: (text: string) => Parsed<unknown>
+}
+
+export interface OptionSpec {
+  /** As written: `--json`. */
+  readonly name: string
+  readonly description: string
+  /** Absent for a flag: the next word is not the option's. */
+  readonly value?: ValueSpec
+  /** Answered by `@effect/cli` itself (`--completions`, `--version`): declared here for the walk and the completions only. */
+  readonly builtIn?: boolean
+}
+
+export interface ArgumentSpec {
+  readonly name: string
+  readonly description: string
+  /** Whether the command line must give it; an optional one may still be required by `make` together with an option. */
+  readonly required: boolean
+  readonly value: ValueSpec
+}
+
+/** What a command line gave a command: its flags, its options' parsed values, its argument's. */
+export interface Given {
+  readonly flag: (name: string) => boolean
+  readonly value: (name: string) => unknown
+  readonly argument: unknown
+}
+
+export interface CommandSpec {
+  readonly name: string
+  readonly description: string
+  readonly options: ReadonlyArray<OptionSpec>
+  /** At most one argument: no command takes more. */
+  readonly argument?: ArgumentSpec
+  readonly subcommands?: ReadonlyArray<CommandSpec>
+  /** The command a leaf's given options and argument stand for, or the sentence of the usage error they are. */
+  readonly make?: (given: Given) => Command | string
+}
+
+/** The shells `--completions` writes a script for; `sh` is bash's, as in @effect/cli. */
+export const completionShells = ["bash", "fish", "sh", "zsh"] as const
+export type CompletionShell = (typeof completionShells)[number]
+
+const text = (placeholder: string): ValueSpec => ({ placeholder, completion: "text", parse: ok })
+
+/** A directory: an empty one would silently become the current one, and a settings update would write there. */
+const directory = (option: string): ValueSpec => ({
+  placeholder: "DIR",
+  completion: "directory",
+  parse: (dir) => (dir.length > 0 ? ok(dir) : refused(`${option} needs a directory, not an empty string`))
+})
+
+const revision: ValueSpec = {
+  placeholder: "REVISION",
+  completion: "text",
+  // A mistyped revision is a usage error (exit 2), not another writer's change (exit 5).
+  parse: (rev) => {
+    const parsed = parseRevision(rev)
+    return parsed === undefined ? refused("--expect-revision must be a revision from `settings get`: 64 hexadecimal digits") : ok(parsed)
+  }
+}
+
+const interval: ValueSpec = {
+  placeholder: "MS",
+  completion: "text",
+  // A zero or negative interval would re-read the registry in a busy loop.
+  parse: (ms) => {
+    const parsed = parseInterval(ms)
+    return parsed === undefined ? refused(`--interval must be a positive number of milliseconds, at most ${maxIntervalMillis}`) : ok(parsed)
+  }
+}
+
+const isPolicy = (word: string): word is InboundPolicy => (inboundPolicyNames as ReadonlyArray<string>).includes(word)
+
+const policyValue: ValueSpec = {
+  placeholder: "VALUE",
+  completion: inboundPolicyNames,
+  // A value outside the three is a usage error (exit 2), decided before anything runs.
+  parse: (word) => (isPolicy(word) ? ok(word) : refused(`settings set takes accept, hold or refuse, not '${word}'`))
+}
+
+const json: OptionSpec = { name: "--json", description: "print JSON on stdout instead of a table" }
+
+const expectRevision: OptionSpec = {
+  name: "--expect-revision",
+  description: "fail with exit 5 unless the file is still at this revision (from `settings get`)",
+  value: revision
+}
+
+const sessionId = (description: string): ArgumentSpec => ({ name: "SESSION_ID", description, required: false, value: text("SESSION_ID") })
+
+const asString = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
+
+export const commandTable: CommandSpec = {
+  name: "claude-peers",
+  description:
+    "Find the Claude Code sessions that are really running, read or update the user-level policy for messages between them, and tell the policy in effect for each.",
+  options: [
+    { name: "--claude-home", description: "the Claude home (default: $CLAUDE_CONFIG_DIR, then ~/.claude)", value: directory("--claude-home") },
+    {
+      name: "--completions",
+      description: "print a completion script for bash, fish, sh or zsh",
+      value: { placeholder: "SHELL", completion: completionShells, parse: ok },
+      builtIn: true
+    },
+    { name: "--version", description: "print the version", builtIn: true }
+  ],
+  subcommands: [
+    {
+      name: "list",
+      description: "list the live Claude Code sessions, sorted by pid",
+      options: [json],
+      make: () => ({ _tag: "list" })
+    },
+    {
+      name: "inspect",
+      description: "show every registry file with its verdict",
+      options: [json],
+      make: () => ({ _tag: "inspect" })
+    },
+    {
+      name: "resolve",
+      description: "resolve a session id (or --name) to its one live session, or refuse",
+      options: [
+        { name: "--name", description: "resolve by registry name (compared as Claude Code compares names)", value: text("NAME") },
+        {
+          name: "--allow-shared-name",
+          description: "resolve SESSION_ID even when its name is shared with another live session; its address is then its socket"
+        },
+        json
+      ],
+      argument: sessionId("the session id to resolve"),
+      // Exactly one question: an id and a name together would be two questions with one answer.
+      make: (given) => {
+        const id = asString(given.argument)
+        const name = asString(given.value("--name"))
+        const allowSharedName = given.flag("--allow-shared-name")
+        if (id === undefined && name === undefined) return "resolve takes a SESSION_ID or --name NAME"
+        if (id !== undefined && name !== undefined) return "resolve takes a SESSION_ID or --name NAME, not both"
+        // No session has an empty id: an empty argument is a mistake (an unset shell variable), not a question.
+        if (id === "") return "resolve takes a SESSION_ID, and an empty one names no session"
+        if (name !== undefined) {
+          return allowSharedName
+            ? "--allow-shared-name applies to a SESSION_ID: a name shared by two live sessions addresses neither"
+            : { _tag: "resolve", query: { name }, allowSharedName: false }
+        }
+        return { _tag: "resolve", query: { sessionId: id! }, allowSharedName }
+      }
+    },
+    {
+      name: "settings",
+      description:
+        "read or update crossSessionInbound in the user settings file (managed, project and command-line settings can override it)",
+      options: [],
+      subcommands: [
+        {
+          name: "get",
+          description: "show the user-level crossSessionInbound and the file's revision",
+          options: [json],
+          make: () => ({ _tag: "settings get" })
+        },
+        {
+          name: "set",
+          description: "set the user-level crossSessionInbound, keeping every other byte of the file",
+          options: [expectRevision, json],
+          argument: { name: "VALUE", description: "accept, hold or refuse", required: true, value: policyValue },
+          make: (given) => ({
+            _tag: "settings set",
+            value: given.argument as InboundPolicy,
+            expectRevision: asString(given.value("--expect-revision"))
+          })
+        },
+        {
+          name: "reset",
+          description: "remove the user-level crossSessionInbound (Claude Code then decides by permission modes)",
+          options: [expectRevision, json],
+          make: (given) => ({ _tag: "settings reset", expectRevision: asString(given.value("--expect-revision")) })
+        }
+      ]
+    },
+    {
+      name: "watch",
+      description: "print a line for every session that appears, changes or is gone, until interrupted",
+      options: [
+        {
+          name: "--interval",
+          description: "how often, in ms, live sessions are re-checked for a process that died without touching its file (default 2000)",
+          value: interval
+        },
+        json
+      ],
+      make: (given) => {
+        const ms = given.value("--interval")
+        return { _tag: "watch", intervalMillis: typeof ms === "number" ? ms : undefined }
+      }
+    },
+    {
+      name: "policy",
+      description:
+        "tell the inbound policy in effect for each live session (or one), from managed, command-line, user and project settings, and how sure that is",
+      options: [
+        {
+          name: "--name",
+          description: "the session with this registry name (compared as Claude Code compares names)",
+          value: text("NAME")
+        },
+        {
+          name: "--managed-dir",
+          description: "the managed settings directory (default: the platform's, /etc/claude-code on Linux)",
+          value: directory("--managed-dir")
+        },
+        json
+      ],
+      argument: sessionId("the session whose policy to tell (default: every live session)"),
+      // At most one session: an id and a name together would be two questions with one answer.
+      make: (given) => {
+        const id = asString(given.argument)
+        const name = asString(given.value("--name"))
+        if (id !== undefined && name !== undefined) return "policy takes a SESSION_ID or --name NAME, not both"
+        if (id === "") return "policy takes a SESSION_ID, and an empty one names no session"
+        const query = id !== undefined ? { sessionId: id } : name !== undefined ? { name } : undefined
+        return { _tag: "policy", query, managedDirectory: asString(given.value("--managed-dir")) }
+      }
+    }
+  ]
+}
+
+/** The command the path of subcommand names leads to, or undefined. */
+export const commandAt = (path: ReadonlyArray<string>, tree: CommandSpec = commandTable): CommandSpec | undefined => {
+  let at: CommandSpec | undefined = tree
+  for (const name of path) at = at?.subcommands?.find((sub) => sub.name === name)
+  return at
+}
