@@ -122,11 +122,11 @@ const readAtMostSync = (fd: number, sizeHint: number, maxBytes: number): Bounded
 
 /**
  * Synchronous on purpose. The directory listing and the bounded read are what a registry scan does
- * per file, and registry files sit in the page cache: there each call is a memory copy of a
- * microsecond or two, while a round trip through libuv's thread pool costs tens of microseconds
- * of main-thread work (measured here: about 200 µs per record for open, fstat, read and close as
- * promises, about 5 µs synchronously). The scan is a loop of such effects, so the fiber scheduler
- * still yields to the event loop between them.
+ * per file, and registry files sit in the page cache: there each call is a short memory copy, while
+ * a round trip through libuv's thread pool costs far more main-thread work than the read itself.
+ * A synchronous call holds the event loop, though, and Effect's scheduler yields to other fibers only
+ * through microtasks, which do not let it turn: the scan itself turns it between batches of files
+ * (`RegistryScan.ts`), so that a host's timers and I/O run during a scan of a large registry.
  */
 const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> =>
   attemptSync(
