@@ -84,7 +84,7 @@ const revision: ValueSpec = {
   // A mistyped revision is a usage error (exit 2), not another writer's change (exit 5).
   parse: (rev) => {
     const parsed = parseRevision(rev)
-    return parsed === undefined ? refused("--expect-revision must be a revision from `settings get`: 64 hexadecimal digits") : ok(parsed)
+    return parsed === undefined ? refused(`--expect-revision must be a revision from \`settings get\`: 64 hexadecimal digits, not '${rev}'`) : ok(parsed)
   }
 }
 
@@ -94,7 +94,7 @@ const interval: ValueSpec = {
   // A zero or negative interval would re-read the registry in a busy loop.
   parse: (ms) => {
     const parsed = parseInterval(ms)
-    return parsed === undefined ? refused(`--interval must be a positive number of milliseconds, at most ${maxIntervalMillis}`) : ok(parsed)
+    return parsed === undefined ? refused(`--interval must be a positive number of milliseconds, at most ${maxIntervalMillis}, not '${ms}'`) : ok(parsed)
   }
 }
 
