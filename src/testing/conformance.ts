@@ -4,3 +4,8 @@
  * only this entry needs; `claude-peers/testing` does not import it).
  */
 export { FilesFixture, filesConformance, fixtureOfTree, layerFixtureNode, layerMemory as layerFilesMemory } from "./FilesConformance.js"
+export {
+  layerMemory as layerProcessProbeMemory,
+  ProcessController,
+  processProbeConformance
+} from "./ProcessProbeConformance.js"
