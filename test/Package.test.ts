@@ -104,6 +104,29 @@ describe("the packed package in a consumer project", { timeout: 240_000 }, () =>
     for (const source of map.sources) expect(fs.existsSync(path.resolve(installed, "dist", source)), source).toBe(true)
   })
 
+  it("claude-peers/testing imports no test runner; only claude-peers/testing/conformance needs @effect/vitest", () => {
+    const installed = path.join(consumer, "node_modules", "claude-peers")
+    /** Every bare specifier the module imports, following its relative imports through the installed dist/. */
+    const bareImports = (entry: string): Set<string> => {
+      const seen = new Set<string>()
+      const bare = new Set<string>()
+      const visit = (file: string) => {
+        if (seen.has(file)) return
+        seen.add(file)
+        const text = fs.readFileSync(file, "utf8")
+        for (const [, specifier] of text.matchAll(/(?:^|\n)\s*(?:import|export)[^"'\n]*?from\s*["']([^"']+)["']/g)) {
+          if (specifier!.startsWith(".")) visit(path.resolve(path.dirname(file), specifier!))
+          else bare.add(specifier!)
+        }
+      }
+      visit(path.join(installed, "dist", entry))
+      return bare
+    }
+    const runners = (entry: string) => [...bareImports(entry)].filter((name) => /^(@effect\/)?vitest(\/|$)/.test(name))
+    expect(runners("testing.js")).toEqual([])
+    expect(runners(path.join("testing", "conformance.js"))).toEqual(["@effect/vitest"])
+  })
+
   it("the examples typecheck against the installed package's types", () => {
     const result = run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: consumer })
     expect(result.stdout + result.stderr).toBe("")

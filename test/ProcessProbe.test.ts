@@ -22,27 +22,9 @@ import {
 } from "../src/layers/ProcessProbeNode.js"
 import { ProcessProbe, type ProcessState } from "../src/services/ProcessProbe.js"
 import { stagedForOtherUsers } from "./support/staged.js"
+import { layerMemory as layerMemoryWorld, ProcessController, processProbeConformance } from "../src/testing/ProcessProbeConformance.js"
 
 const root = path.resolve(import.meta.dirname, "..")
-
-/** What the suite needs from the world beneath the probe. */
-interface ProcessController {
-  /** A fresh live process; every one still running is killed when the suite ends. */
-  readonly spawn: Effect.Effect<number>
-  /** Kills and reaps it: afterwards no process has that pid (until the OS reuses it). */
-  readonly kill: (pid: number) => Effect.Effect<void>
-  /** Its start time, read without the probe. */
-  readonly startTime: (pid: number) => string
-  readonly pidDomain: () => Option.Option<string>
-  /** `kill(pid, 0)` calls so far. */
-  readonly kills: () => number
-  /** Start-time reads so far, where they can be observed. */
-  readonly startTimeReads?: () => number
-  /** A process that has exited and is not reaped: a zombie. */
-  readonly zombie: Effect.Effect<number>
-  /** The process the probe runs as. */
-  readonly self: { readonly pid: number; readonly startTime: string }
-}
 
 const check = (pids: Iterable<number>, startTimeOf: Iterable<number> = []) =>
   Effect.flatMap(ProcessProbe, (probe) => probe.check(pids, new Set(startTimeOf)))
@@ -53,151 +35,10 @@ const alive = (startTime?: string): ProcessState => ({
 })
 const dead: ProcessState = { _tag: "Dead" }
 
-const processProbeSuite = (
-  name: string,
-  setup: () => { readonly layer: Layer.Layer<ProcessProbe>; readonly controller: ProcessController }
-) =>
-  describe(name, () => {
-    const { controller, layer } = setup()
-    const test = (title: string, body: () => Effect.Effect<void, never, ProcessProbe>) =>
-      it.live(title, () => Effect.provide(body(), layer))
-
-    test("a running process is alive with its start time", () =>
-      Effect.gen(function*() {
-        const pid = yield* controller.spawn
-        const states = yield* check([pid], [pid])
-        expect(states.get(pid)).toEqual(alive(controller.startTime(pid)))
-        expect(states.size).toBe(1)
-      }))
-
-    test("a killed process is dead, whether or not its start time is asked", () =>
-      Effect.gen(function*() {
-        const pid = yield* controller.spawn
-        yield* controller.kill(pid)
-        expect(yield* check([pid], [pid])).toEqual(new Map([[pid, dead]]))
-        expect(yield* check([pid])).toEqual(new Map([[pid, dead]]))
-      }))
-
-    test("each distinct pid is checked once and answered once", () =>
-      Effect.gen(function*() {
-        const live = yield* controller.spawn
-        const gone = yield* controller.spawn
-        yield* controller.kill(gone)
-        const before = controller.kills()
-        const states = yield* check([live, gone, live, live, gone], [live, gone])
-        expect(controller.kills() - before).toBe(2)
-        expect([...states.keys()]).toEqual([live, gone])
-        expect(states.get(live)).toEqual(alive(controller.startTime(live)))
-        expect(states.get(gone)).toEqual(dead)
-      }))
-
-    test("no start time is read for a pid not in startTimeOf", () =>
-      Effect.gen(function*() {
-        const asked = yield* controller.spawn
-        const notAsked = yield* controller.spawn
-        const before = controller.startTimeReads?.()
-        const states = yield* check([asked, notAsked], [asked])
-        if (before !== undefined) expect(controller.startTimeReads!() - before).toBe(1)
-        expect(states.get(asked)).toEqual(alive(controller.startTime(asked)))
-        expect(states.get(notAsked)).toEqual(alive())
-        const beforeNone = controller.startTimeReads?.()
-        yield* check([asked, notAsked])
-        if (beforeNone !== undefined) expect(controller.startTimeReads!() - beforeNone).toBe(0)
-      }))
-
-    test("a pid in startTimeOf but not in pids is not checked", () =>
-      Effect.gen(function*() {
-        const pid = yield* controller.spawn
-        const before = controller.kills()
-        expect(yield* check([], [pid])).toEqual(new Map())
-        expect(controller.kills() - before).toBe(0)
-      }))
-
-    test("what is not a process id is dead without a kill (0 and negatives address process groups)", () =>
-      Effect.gen(function*() {
-        const before = controller.kills()
-        const bogus = [0, -1, -4242, 1.5, Number.NaN, 2 ** 31, Number.MAX_SAFE_INTEGER + 2]
-        const states = yield* check(bogus, bogus)
-        expect(controller.kills() - before).toBe(0)
-        expect(states).toEqual(new Map(bogus.map((pid) => [pid, dead])))
-      }))
-
-    test("checkLiveness: one kill per distinct pid; states later read start times without a second kill", () =>
-      Effect.gen(function*() {
-        const probe = yield* ProcessProbe
-        const asked = yield* controller.spawn
-        const notAsked = yield* controller.spawn
-        const gone = yield* controller.spawn
-        yield* controller.kill(gone)
-        const killsBefore = controller.kills()
-        const liveness = yield* probe.checkLiveness([asked, gone, notAsked, asked, gone])
-        expect(controller.kills() - killsBefore).toBe(3)
-        expect([asked, notAsked, gone].map(liveness.isAlive)).toEqual([true, true, false])
-        const readsBefore = controller.startTimeReads?.()
-        const states = yield* liveness.states([asked, notAsked, gone], new Set([asked, gone]))
-        expect(controller.kills() - killsBefore).toBe(3)
-        if (readsBefore !== undefined) expect(controller.startTimeReads!() - readsBefore).toBe(1)
-        expect(states).toEqual(new Map([[asked, alive(controller.startTime(asked))], [notAsked, alive()], [gone, dead]]))
-      }))
-
-    test("checkLiveness: states answers only for the pids asked; one not checked is dead", () =>
-      Effect.gen(function*() {
-        const probe = yield* ProcessProbe
-        const checked = yield* controller.spawn
-        const unchecked = yield* controller.spawn
-        const liveness = yield* probe.checkLiveness([checked])
-        expect(yield* liveness.states([], new Set([checked]))).toEqual(new Map())
-        expect(yield* liveness.states([unchecked], new Set())).toEqual(new Map([[unchecked, dead]]))
-        expect(liveness.isAlive(unchecked)).toBe(false)
-      }))
-
-    test("a zombie (exited, not reaped) is dead, whether or not its start time is asked", () =>
-      Effect.gen(function*() {
-        const pid = yield* controller.zombie
-        expect(yield* check([pid], [pid])).toEqual(new Map([[pid, dead]]))
-        expect(yield* check([pid])).toEqual(new Map([[pid, dead]]))
-        const liveness = yield* Effect.flatMap(ProcessProbe, (probe) => probe.checkLiveness([pid]))
-        expect(yield* liveness.states([pid], new Set([pid]))).toEqual(new Map([[pid, dead]]))
-      }))
-
-    test("self is the process the probe runs as, alive, with its start time", () =>
-      Effect.gen(function*() {
-        const probe = yield* ProcessProbe
-        expect(yield* probe.self).toEqual({ pid: controller.self.pid, startTime: Option.some(controller.self.startTime) })
-        expect((yield* check([controller.self.pid], [controller.self.pid])).get(controller.self.pid)).toEqual(alive(controller.self.startTime))
-      }))
-
-    test("pidDomain is this machine's", () =>
-      Effect.gen(function*() {
-        const probe = yield* ProcessProbe
-        expect(yield* probe.pidDomain).toEqual(controller.pidDomain())
-        expect(yield* probe.pidDomain).toEqual(controller.pidDomain())
-      }))
-  })
-
 // ---------------------------------------------------------------------------------------------
 // Memory
 
-processProbeSuite("ProcessProbe memory", () => {
-  const processes = makeMemoryProcesses()
-  return {
-    layer: layerMemory(processes),
-    controller: {
-      spawn: Effect.sync(() => processes.spawn().pid),
-      kill: (pid) => Effect.sync(() => processes.kill(pid)),
-      startTime: (pid) => processes.startTimeOf(pid)!,
-      pidDomain: () => Option.some("linux:memory:pid:[1]"),
-      kills: () => processes.stats.kills,
-      startTimeReads: () => processes.stats.startTimeReads,
-      zombie: Effect.sync(() => {
-        const { pid } = processes.spawn()
-        processes.exitUnreaped(pid)
-        return pid
-      }),
-      self: processes.self
-    }
-  }
-})
+processProbeConformance("ProcessProbe memory", layerMemoryWorld())
 
 describe("ProcessProbe memory faults", () => {
   const withProcesses = (
@@ -408,9 +249,9 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
   afterAll(children.killAll)
   const kills = countSignalZero()
 
-  processProbeSuite("conformance", () => ({
-    layer: Layer.succeed(ProcessProbe, makeNode("linux")),
-    controller: {
+  processProbeConformance(
+    "conformance",
+    Layer.merge(Layer.succeed(ProcessProbe, makeNode("linux")), Layer.succeed(ProcessController, {
       spawn: children.spawn(),
       kill: children.kill,
       startTime: procStatField22,
@@ -418,8 +259,8 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
       kills,
       zombie: children.zombie,
       self: { pid: process.pid, startTime: procStatField22(process.pid) }
-    }
-  }))
+    }))
+  )
 
   const probe = makeNode("linux")
 
@@ -614,9 +455,9 @@ describe.runIf((isLinux || process.platform === "darwin") && hasPs)("ProcessProb
   afterAll(children.killAll)
   const kills = countSignalZero()
 
-  processProbeSuite("conformance", () => ({
-    layer: Layer.succeed(ProcessProbe, makeNode("darwin")),
-    controller: {
+  processProbeConformance(
+    "conformance",
+    Layer.merge(Layer.succeed(ProcessProbe, makeNode("darwin")), Layer.succeed(ProcessController, {
       spawn: children.spawn(),
       kill: children.kill,
       startTime: psLstart,
@@ -624,8 +465,8 @@ describe.runIf((isLinux || process.platform === "darwin") && hasPs)("ProcessProb
       kills,
       zombie: children.zombie,
       self: { pid: process.pid, startTime: psLstart(process.pid) }
-    }
-  }))
+    }))
+  )
 
   it.live("lstart is read in UTC, whatever the caller's TZ", () =>
     Effect.gen(function*() {

@@ -1,0 +1,187 @@
+/**
+ * The process probe's conformance suite, as a function of a layer: every layer of `ProcessProbe`
+ * (the shipped `layerProcessProbe` of `claude-peers/node` and of `claude-peers/testing`, or a port
+ * author's own) must pass it, so that a test written against the memory table holds against the OS.
+ * The layer also provides a `ProcessController`, which starts and ends processes beneath the probe.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { layer as layerProcessProbe, type MemoryProcessesOptions, makeMemoryProcesses } from "../layers/ProcessProbeMemory.js"
+import { ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+
+/** The shipped memory probe over a fresh process table, and its controller. */
+export const layerMemory = (options: MemoryProcessesOptions = {}): Layer.Layer<ProcessProbe | ProcessController> =>
+  Layer.unwrapEffect(Effect.sync(() => {
+    const processes = makeMemoryProcesses(options)
+    return Layer.merge(
+      layerProcessProbe(processes),
+      Layer.succeed(ProcessController, {
+        spawn: Effect.sync(() => processes.spawn().pid),
+        kill: (pid) => Effect.sync(() => processes.kill(pid)),
+        startTime: (pid) => processes.startTimeOf(pid)!,
+        pidDomain: () => Option.some("linux:memory:pid:[1]"),
+        kills: () => processes.stats.kills,
+        startTimeReads: () => processes.stats.startTimeReads,
+        zombie: Effect.sync(() => {
+          const { pid } = processes.spawn()
+          processes.exitUnreaped(pid)
+          return pid
+        }),
+        self: processes.self
+      })
+    )
+  }))
+
+/** What the suite needs from the world beneath the probe: processes it starts and ends without the probe. */
+export class ProcessController extends Context.Tag("claude-peers/testing/ProcessController")<ProcessController, {
+  /** A fresh live process; every one still running is killed when the suite ends. */
+  readonly spawn: Effect.Effect<number>
+  /** Kills and reaps it: afterwards no process has that pid (until the OS reuses it). */
+  readonly kill: (pid: number) => Effect.Effect<void>
+  /** Its start time, read without the probe. */
+  readonly startTime: (pid: number) => string
+  readonly pidDomain: () => Option.Option<string>
+  /** `kill(pid, 0)` calls so far. */
+  readonly kills: () => number
+  /** Start-time reads so far, where they can be observed. */
+  readonly startTimeReads?: () => number
+  /** A process that has exited and is not reaped: a zombie. */
+  readonly zombie: Effect.Effect<number>
+  /** The process the probe runs as. */
+  readonly self: { readonly pid: number; readonly startTime: string }
+}>() {}
+
+const check = (pids: Iterable<number>, startTimeOf: Iterable<number> = []) =>
+  Effect.flatMap(ProcessProbe, (probe) => probe.check(pids, new Set(startTimeOf)))
+
+const alive = (startTime?: string): ProcessState => ({
+  _tag: "Alive",
+  startTime: startTime === undefined ? Option.none() : Option.some(startTime)
+})
+const dead: ProcessState = { _tag: "Dead" }
+
+/**
+ * Declares the suite (`describe(name, …)` with `@effect/vitest`'s `it.live`: real processes take
+ * real time) for a layer of `ProcessProbe` and its `ProcessController`, built afresh for each test.
+ */
+export const processProbeConformance = <E>(name: string, layer: Layer.Layer<ProcessProbe | ProcessController, E>): void => {
+  describe(name, () => {
+    const test = (title: string, body: (controller: Context.Tag.Service<ProcessController>) => Effect.Effect<void, never, ProcessProbe>) =>
+      it.live(title, () => Effect.provide(Effect.flatMap(ProcessController, body), layer))
+
+    test("a running process is alive with its start time", (controller) =>
+      Effect.gen(function*() {
+        const pid = yield* controller.spawn
+        const states = yield* check([pid], [pid])
+        expect(states.get(pid)).toEqual(alive(controller.startTime(pid)))
+        expect(states.size).toBe(1)
+      }))
+
+    test("a killed process is dead, whether or not its start time is asked", (controller) =>
+      Effect.gen(function*() {
+        const pid = yield* controller.spawn
+        yield* controller.kill(pid)
+        expect(yield* check([pid], [pid])).toEqual(new Map([[pid, dead]]))
+        expect(yield* check([pid])).toEqual(new Map([[pid, dead]]))
+      }))
+
+    test("each distinct pid is checked once and answered once", (controller) =>
+      Effect.gen(function*() {
+        const live = yield* controller.spawn
+        const gone = yield* controller.spawn
+        yield* controller.kill(gone)
+        const before = controller.kills()
+        const states = yield* check([live, gone, live, live, gone], [live, gone])
+        expect(controller.kills() - before).toBe(2)
+        expect([...states.keys()]).toEqual([live, gone])
+        expect(states.get(live)).toEqual(alive(controller.startTime(live)))
+        expect(states.get(gone)).toEqual(dead)
+      }))
+
+    test("no start time is read for a pid not in startTimeOf", (controller) =>
+      Effect.gen(function*() {
+        const asked = yield* controller.spawn
+        const notAsked = yield* controller.spawn
+        const before = controller.startTimeReads?.()
+        const states = yield* check([asked, notAsked], [asked])
+        if (before !== undefined) expect(controller.startTimeReads!() - before).toBe(1)
+        expect(states.get(asked)).toEqual(alive(controller.startTime(asked)))
+        expect(states.get(notAsked)).toEqual(alive())
+        const beforeNone = controller.startTimeReads?.()
+        yield* check([asked, notAsked])
+        if (beforeNone !== undefined) expect(controller.startTimeReads!() - beforeNone).toBe(0)
+      }))
+
+    test("a pid in startTimeOf but not in pids is not checked", (controller) =>
+      Effect.gen(function*() {
+        const pid = yield* controller.spawn
+        const before = controller.kills()
+        expect(yield* check([], [pid])).toEqual(new Map())
+        expect(controller.kills() - before).toBe(0)
+      }))
+
+    test("what is not a process id is dead without a kill (0 and negatives address process groups)", (controller) =>
+      Effect.gen(function*() {
+        const before = controller.kills()
+        const bogus = [0, -1, -4242, 1.5, Number.NaN, 2 ** 31, Number.MAX_SAFE_INTEGER + 2]
+        const states = yield* check(bogus, bogus)
+        expect(controller.kills() - before).toBe(0)
+        expect(states).toEqual(new Map(bogus.map((pid) => [pid, dead])))
+      }))
+
+    test("checkLiveness: one kill per distinct pid; states later read start times without a second kill", (controller) =>
+      Effect.gen(function*() {
+        const probe = yield* ProcessProbe
+        const asked = yield* controller.spawn
+        const notAsked = yield* controller.spawn
+        const gone = yield* controller.spawn
+        yield* controller.kill(gone)
+        const killsBefore = controller.kills()
+        const liveness = yield* probe.checkLiveness([asked, gone, notAsked, asked, gone])
+        expect(controller.kills() - killsBefore).toBe(3)
+        expect([asked, notAsked, gone].map(liveness.isAlive)).toEqual([true, true, false])
+        const readsBefore = controller.startTimeReads?.()
+        const states = yield* liveness.states([asked, notAsked, gone], new Set([asked, gone]))
+        expect(controller.kills() - killsBefore).toBe(3)
+        if (readsBefore !== undefined) expect(controller.startTimeReads!() - readsBefore).toBe(1)
+        expect(states).toEqual(new Map([[asked, alive(controller.startTime(asked))], [notAsked, alive()], [gone, dead]]))
+      }))
+
+    test("checkLiveness: states answers only for the pids asked; one not checked is dead", (controller) =>
+      Effect.gen(function*() {
+        const probe = yield* ProcessProbe
+        const checked = yield* controller.spawn
+        const unchecked = yield* controller.spawn
+        const liveness = yield* probe.checkLiveness([checked])
+        expect(yield* liveness.states([], new Set([checked]))).toEqual(new Map())
+        expect(yield* liveness.states([unchecked], new Set())).toEqual(new Map([[unchecked, dead]]))
+        expect(liveness.isAlive(unchecked)).toBe(false)
+      }))
+
+    test("a zombie (exited, not reaped) is dead, whether or not its start time is asked", (controller) =>
+      Effect.gen(function*() {
+        const pid = yield* controller.zombie
+        expect(yield* check([pid], [pid])).toEqual(new Map([[pid, dead]]))
+        expect(yield* check([pid])).toEqual(new Map([[pid, dead]]))
+        const liveness = yield* Effect.flatMap(ProcessProbe, (probe) => probe.checkLiveness([pid]))
+        expect(yield* liveness.states([pid], new Set([pid]))).toEqual(new Map([[pid, dead]]))
+      }))
+
+    test("self is the process the probe runs as, alive, with its start time", (controller) =>
+      Effect.gen(function*() {
+        const probe = yield* ProcessProbe
+        expect(yield* probe.self).toEqual({ pid: controller.self.pid, startTime: Option.some(controller.self.startTime) })
+        expect((yield* check([controller.self.pid], [controller.self.pid])).get(controller.self.pid)).toEqual(alive(controller.self.startTime))
+      }))
+
+    test("pidDomain is this machine's", (controller) =>
+      Effect.gen(function*() {
+        const probe = yield* ProcessProbe
+        expect(yield* probe.pidDomain).toEqual(controller.pidDomain())
+        expect(yield* probe.pidDomain).toEqual(controller.pidDomain())
+      }))
+  })
+}
