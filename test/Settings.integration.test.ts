@@ -45,12 +45,12 @@ const makeHome = (): string => {
   return home
 }
 
-/** `claude-peers --claude-home HOME settings ARGS…`, with an empty environment home so that nothing touches ~/.claude. */
+/** `claude-peers --claude-home HOME settings ARGS…`, in an environment of its own (nothing inherited but PATH) whose home is the test's, so that nothing touches ~/.claude. */
 const claudePeers = (home: string, ...args: Array<string>): Promise<Run> =>
   collect(
     spawn(process.execPath, [cli, "--claude-home", home, "settings", ...args], {
       cwd: os.tmpdir(),
-      env: { ...process.env, CLAUDE_CONFIG_DIR: path.join(home, "not-this-one"), HOME: home },
+      env: { PATH: process.env.PATH, CLAUDE_CONFIG_DIR: path.join(home, "not-this-one"), HOME: home },
       stdio: ["ignore", "pipe", "pipe"]
     })
   )
