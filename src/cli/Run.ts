@@ -8,8 +8,9 @@
  */
 import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
-import { layerNode, provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "../layers/Node.js"
-import { rootFromProcess } from "../services/ClaudeHome.js"
+import { layerNode } from "../layers/Node.js"
+import { provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "./Provide.js"
+import { rootOf, userHome } from "../services/ClaudeHome.js"
 import * as Handlers from "./Handlers.js"
 import type { CommandOf, Invocation } from "./Invocation.js"
 import { reportFailures } from "./Report.js"
@@ -23,7 +24,7 @@ import { reportFailures } from "./Report.js"
 const claudeHome = (invocation: Invocation): Effect.Effect<string, PlatformError> =>
   Effect.suspend(() => {
     try {
-      return Effect.succeed(rootFromProcess(invocation.claudeHome))
+      return Effect.succeed(rootOf(invocation.claudeHome, process.env.CLAUDE_CONFIG_DIR, userHome))
     } catch (cause) {
       return Effect.fail(
         new SystemError({
