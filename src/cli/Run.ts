@@ -15,6 +15,9 @@ import * as Handlers from "./Handlers.js"
 import type { CommandOf, Invocation } from "./Invocation.js"
 import { reportFailures } from "./Report.js"
 
+/** `HOME` where set on POSIX, as libuv answers `os.homedir()` itself, without loading `node:os`. */
+const homeFromProcess = (): string => process.platform !== "win32" && process.env.HOME !== undefined ? process.env.HOME : userHome()
+
 /**
  * The invocation's Claude home, from this process's environment: the option, then
  * `CLAUDE_CONFIG_DIR`, then `~/.claude`. Where that needs the user's home and there is none to find
@@ -24,7 +27,7 @@ import { reportFailures } from "./Report.js"
 const claudeHome = (invocation: Invocation): Effect.Effect<string, PlatformError> =>
   Effect.suspend(() => {
     try {
-      return Effect.succeed(rootOf(invocation.claudeHome, process.env.CLAUDE_CONFIG_DIR, userHome))
+      return Effect.succeed(rootOf(invocation.claudeHome, process.env.CLAUDE_CONFIG_DIR, homeFromProcess))
     } catch (cause) {
       return Effect.fail(
         new SystemError({
