@@ -11,9 +11,13 @@ import * as Effect from "effect/Effect"
 import * as Handlers from "../../src/cli/Handlers.js"
 import type { CommandOf, Invocation } from "../../src/cli/Invocation.js"
 import { reportFailures } from "../../src/cli/Report.js"
-import { layerNode, provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "../../src/layers/Node.js"
-import { rootFromProcess } from "../../src/services/ClaudeHome.js"
+import { layerNode } from "../../src/layers/Node.js"
+import { rootOf, userHome } from "../../src/services/ClaudeHome.js"
+import { provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "./Provide.js"
 import { endedOnSignal, interruptedOnSignal } from "./Signals.js"
+
+/** `HOME` where set on POSIX, as libuv answers `os.homedir()` itself, without loading `node:os`. */
+const homeFromProcess = (): string => process.platform !== "win32" && process.env.HOME !== undefined ? process.env.HOME : userHome()
 
 /**
  * The invocation's Claude home, from this process's environment: the option, then
@@ -24,7 +28,7 @@ import { endedOnSignal, interruptedOnSignal } from "./Signals.js"
 const claudeHome = (invocation: Invocation): Effect.Effect<string, PlatformError> =>
   Effect.suspend(() => {
     try {
-      return Effect.succeed(rootFromProcess(invocation.claudeHome))
+      return Effect.succeed(rootOf(invocation.claudeHome, process.env.CLAUDE_CONFIG_DIR, homeFromProcess))
     } catch (cause) {
       return Effect.fail(
         new SystemError({

@@ -1,8 +1,6 @@
 /**
  * The verdicts in words: what `inspect`, `resolve`'s refusals and the settings' refusals say. Kept
- * apart from the schemas in `Verdict.ts` (which re-exports them), so that a command that only needs
- * a sentence does not build every verdict schema at start-up: in the command's bundle, importing
- * `Verdict.ts` initializes `effect/Schema` (about 2 ms of `list --json` here, see the bench).
+ * apart from the schemas in `Verdict.ts` (which re-exports them): a sentence needs no schema.
  */
 import type { EntryType, Verdict } from "./Verdict.js"
 

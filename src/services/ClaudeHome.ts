@@ -51,39 +51,24 @@ export const make = (root: string, options: HomeOptions = {}): ClaudeHome => {
 export const layer = (root: string, options: HomeOptions = {}): Layer.Layer<ClaudeHome> =>
   Layer.sync(ClaudeHome, () => make(root, options))
 
+/** The user's home directory. */
+export const userHome = (): string => os.homedir()
+
 /**
- * The user's home directory, as `os.homedir()` finds it. On POSIX libuv answers `HOME` whenever it
- * is set (even empty) and asks the password database only when it is not: `HOME` is read here
- * first, so that the command does not load `node:os` only for this.
+ * The rule that finds the Claude home, first match wins: the explicit directory, the value of
+ * `CLAUDE_CONFIG_DIR`, then `<user home>/.claude`. An empty `CLAUDE_CONFIG_DIR` is unset, not the
+ * current directory. The user's home is asked for only when the rule needs it: finding it can fail
+ * (no `HOME`, and a uid the system knows no home for).
  */
-export const userHome = (): string =>
-  process.platform !== "win32" && process.env.HOME !== undefined ? process.env.HOME : os.homedir()
+export const rootOf = (claudeHome: string | undefined, configDir: string | undefined, home: () => string): string =>
+  claudeHome ?? (configDir !== undefined && configDir.length > 0 ? configDir : path.join(home(), ".claude"))
 
-/** `<user home>/.claude`, the home when nothing names another. */
-const defaultRoot = (): string => path.join(userHome(), ".claude")
-
-/** `claudeHome` when given, then `CLAUDE_CONFIG_DIR` (read through Effect's `ConfigProvider`), then `<user home>/.claude`. */
+/** The Claude home by `rootOf`, reading `CLAUDE_CONFIG_DIR` through Effect's `Config`. */
 export const fromEnvironment = (claudeHome?: string, options: HomeOptions = {}): Effect.Effect<ClaudeHome> =>
-  claudeHome !== undefined
-    ? Effect.sync(() => make(claudeHome, options))
-    : Config.option(Config.string("CLAUDE_CONFIG_DIR")).pipe(
-      // An empty CLAUDE_CONFIG_DIR is unset, not the current directory.
-      Effect.map(Option.filter((dir) => dir.length > 0)),
-      Effect.map(Option.getOrElse(defaultRoot)),
-      Effect.map((root) => make(root, options)),
-      Effect.orDie
-    )
-
-/**
- * The same rule read from this process's own environment, for the command: a program's
- * `ConfigProvider` has nothing to say to a process, and Effect's `Config` machinery is several
- * milliseconds of a `list --json` that runs a few hundred.
- */
-export const rootFromProcess = (claudeHome: string | undefined): string => {
-  if (claudeHome !== undefined) return claudeHome
-  const configured = process.env.CLAUDE_CONFIG_DIR
-  return configured !== undefined && configured.length > 0 ? configured : defaultRoot()
-}
+  Config.option(Config.string("CLAUDE_CONFIG_DIR")).pipe(
+    Effect.map((configDir) => make(rootOf(claudeHome, Option.getOrUndefined(configDir), userHome), options)),
+    Effect.orDie
+  )
 
 export const layerFromEnvironment = (claudeHome?: string, options: HomeOptions = {}): Layer.Layer<ClaudeHome> =>
   Layer.effect(ClaudeHome, fromEnvironment(claudeHome, options))

@@ -1,0 +1,57 @@
+/**
+ * The services each recognized command runs on, each provided to one effect without building layers, as its own `make` run over the Node ports (as its layer runs it). A
+ * recognized command runs once and uses one service, and these services acquire nothing a layer's
+ * scope would have to release, while building layers (a memo map, scopes, a fiber per merged layer)
+ * was about a third of what `list --json` spent in JavaScript.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as FilesNode from "../../src/layers/FilesNode.js"
+import type { NodeOptions } from "../../src/layers/Node.js"
+import * as ProcessProbeNode from "../../src/layers/ProcessProbeNode.js"
+import type { Ports } from "../../src/layers/Services.js"
+import * as ClaudeHome from "../../src/services/ClaudeHome.js"
+import { Files } from "../../src/services/Files.js"
+import * as Policy from "../../src/services/Policy.js"
+import { ProcessProbe } from "../../src/services/ProcessProbe.js"
+import * as Registry from "../../src/services/Registry.js"
+import * as Settings from "../../src/services/Settings.js"
+import * as Timing from "../../src/services/Timing.js"
+
+/** The Node ports, for the Claude home the options name (or the one the process's environment names). */
+const portsNode = (options: NodeOptions): Context.Context<Ports> =>
+  Context.make(Files, FilesNode.make()).pipe(
+    Context.add(ProcessProbe, ProcessProbeNode.makeNode()),
+    Context.add(
+      ClaudeHome.ClaudeHome,
+      ClaudeHome.make(ClaudeHome.rootOf(options.claudeHome, process.env.CLAUDE_CONFIG_DIR, ClaudeHome.userHome), options)
+    )
+  )
+
+/** Runs one service's `make` over the ports (and what `make` also needs, provided by `inner`), for `effect` alone. */
+const provideOne = <S, I, N = never>(
+  tag: Context.Tag<I, S>,
+  make: Effect.Effect<S, never, Ports | N>,
+  inner: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, N> | Ports> = (effect) =>
+    effect as Effect.Effect<never, never, never>
+) =>
+(options: NodeOptions = {}) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, I | N | Ports>> =>
+  Effect.suspend(() => {
+    const provided = inner(Effect.provideServiceEffect(effect, tag, make))
+    const timed = options.timing === undefined ? provided : Effect.provideService(provided, Timing.Timing, Timing.make(options.timing))
+    return Effect.provide(timed, portsNode(options)) as Effect.Effect<A, E, Exclude<R, I | N | Ports>>
+  })
+
+/** The registry over the ports. */
+export const provideNodeRegistry = provideOne(Registry.Registry, Registry.make)
+
+/** The settings over the ports. */
+export const provideNodeSettings = provideOne(Settings.Settings, Settings.make)
+
+/** The policy, and the registry it reads, over the ports. */
+export const provideNodePolicy = provideOne(
+  Policy.Policy,
+  Policy.make,
+  <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideServiceEffect(effect, Registry.Registry, Registry.make)
+)
