@@ -2,7 +2,7 @@
 /**
  * The command's loader. `claude-peers list --json` runs from status lines and prompt hooks many
  * times a minute, so its start-up is the product's speed there: most of it is V8 parsing and
- * compiling JavaScript. The bundle, `dist/claude-peers.cjs` (see `scripts/build-bin.mjs`), is a
+ * compiling JavaScript. The bundle, `dist/claude-peers.cjs` (see `command/build.mjs`), is a
  * tiny entry and the parts it loads (the recognized commands, or the full command line), each a function
  * expression at byte offsets its header lists. This loader reads and compiles only the entry and
  * the one part a run asks for, through `vm.Script` with a V8 code cache per part, written after
@@ -28,8 +28,8 @@
  *   all. A valid cache in a read-only install is used as it is.
  *
  * Each part has caches of its own (`claude-peers.cjs.<part>[.<flags>].v8-cache`): a cache holds the
- * functions its first run compiled, and no command inherits another's. Without a bundle (a checkout
- * before `npm run build`), the `tsc` output runs as it is.
+
+
  */
 "use strict"
 const fs = require("node:fs")
@@ -446,42 +446,10 @@ const standInForPerformance = () => {
 
 const bundle = openBundle()
 if (bundle !== null) {
-  // Once the command is done and nothing is left to write, exit at once: a natural exit also
-  // frees the heap piece by piece first, a few milliseconds of a run this short. (Output still
-  // buffered, as on a slow pipe on macOS, keeps the natural exit, which waits for it.)
-  // Only a stream the command created can hold output: asking an uncreated one would create it,
-  // which for a pipe loads \`net\` and the streams (several ms), only to find it empty.
-  const created = new Set()
-  for (const name of ["stdout", "stderr"]) {
-    const property = Object.getOwnPropertyDescriptor(process, name)
-    if (property === undefined || typeof property.get !== "function" || property.configurable !== true) {
-      created.add(name)
-      continue
-    }
-    Object.defineProperty(process, name, {
-      configurable: true,
-      enumerable: property.enumerable,
-      get() {
-        created.add(name)
-        return property.get.call(this)
-      }
-    })
-  }
-  const pending = (name) => created.has(name) && process[name].writableLength > 0
-  process.once("beforeExit", () => {
-    if (!pending("stdout") && !pending("stderr")) process.exit()
-  })
-  // The command says when it has ended (`RunMain.ts`), most often before the event loop first turns
-  // (its calls are synchronous): exiting then also skips the young-generation collection that V8
-  // runs as a task once that generation is 80% full, about 3 ms of `list --json`.
-  globalThis[Symbol.for("claude-peers/ended")] = () => {
-    if (!pending("stdout") && !pending("stderr")) process.exit()
-  }
   standInForPerformance()
   run(bundle)
 } else {
-  import("../dist/cli/bin.js").catch((error) => {
-    process.stderr.write(`claude-peers: ${error instanceof Error ? error.stack : String(error)}\n`)
-    process.exitCode = 1
-  })
+  // The command runs only from its bundle, which `npm install` builds (the package's `prepare`).
+  process.stderr.write(`claude-peers: ${bundleFile} is missing: run \`npm run build\` in ${path.join(__dirname, "..")}\n`)
+  process.exitCode = 1
 }

@@ -1,5 +1,5 @@
 /**
- * Pure annotations for our own modules, added by the command's build (`scripts/build-bin.mjs`) rather
+ * Pure annotations for our own modules, added by the command's build (`command/build.mjs`) rather
  * than written in the sources. esbuild drops a module-level value that a part never uses only if
  * building it has no side effects, and it cannot know that of a call (`Schema.Struct({…})`): every
  * call and `new` that a module-level declaration evaluates gets `/* @__PURE__ *\/`, and an initializer

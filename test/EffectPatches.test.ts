@@ -1,23 +1,16 @@
 /**
- * The patches the command's bundle applies to Effect (`scripts/effect-patches.mjs`): each still
- * matches the installed version, and each answers what the code it replaces answers.
+ * The patch the command's bundle applies to Effect (`command/effect-patches.mjs`): it still matches
+ * the installed version, and a bundle built with it keeps Effect's behaviour without creating
+ * `process.stdout` at start-up.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Array as Arr, FastCheck as fc, MetricBoundaries, Utils } from "effect"
 import * as esbuild from "esbuild"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as vm from "node:vm"
-import {
-  applyPatch,
-  dedupeNumbers,
-  isNotOptimizedAwayProbe,
-  libraryPatches,
-  libraryPatchesPlugin
-} from "../scripts/effect-patches.mjs"
+import { applyPatch, libraryPatches, libraryPatchesPlugin } from "../command/effect-patches.mjs"
 
 const effectDist = path.join(path.dirname(createRequire(import.meta.url).resolve("effect/package.json")), "dist", "esm")
 
@@ -29,26 +22,46 @@ const effectFiles = (fs.readdirSync(effectDist, { recursive: true }) as Array<st
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-patches-"))
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
 
-/**
- * A program that uses what the patches touch, bundled as the command is (ESM builds, the patches
- * applied), printing one JSON object.
- */
-const program = `
-import * as Context from "effect/Context"
+/** Runs an effect, then says on fd 1 (without touching `process.stdout`) whether `net` was loaded by then. */
+const startUp = `
 import * as Effect from "effect/Effect"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as Micro from "effect/Micro"
-import * as Utils from "effect/Utils"
-class Greeting extends Context.Tag("Greeting")() {}
-const sync = Effect.runSync(Effect.gen(function* () { return yield* Micro.succeed(1) }))
-const fromContext = Effect.runSync(Effect.gen(function* () { return yield* Micro.service(Greeting) }).pipe(Effect.provideService(Greeting, "hello")))
-const failed = Effect.runSync(Effect.flip(Effect.gen(function* () { return yield* Micro.fail("no") })))
-const later = await Effect.runPromise(Effect.gen(function* () { return yield* Micro.sleep(5).pipe(Micro.as(2)) }))
-const boundaries = MetricBoundaries.exponential({ start: 0.5, factor: 2, count: 35 }).values
-console.log(JSON.stringify({ sync, fromContext, failed, later, boundaries, internalCallHasFinally: Utils.internalCall.toString().includes("finally") }))
+import * as fs from "node:fs"
+const answer = Effect.runSync(Effect.succeed(42))
+fs.writeSync(1, JSON.stringify({ answer, netLoaded: process.moduleLoadList.includes("NativeModule net") }))
 `
 
-describe("the bundle's patches of Effect", () => {
+/** Logs through the pretty logger, whose default reads `process.stdout` (which the patch defers). */
+const logging = `
+import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+Effect.runSync(Effect.logInfo("hello").pipe(Effect.provide(Logger.pretty)))
+`
+
+/** `source` bundled as the command bundles Effect (ESM builds), run with stdout a pipe, as for a status line. */
+const run = async (source: string, name: string, plugins: Array<esbuild.Plugin>) => {
+  const entry = path.join(tmp, `${name}.src.mjs`)
+  fs.writeFileSync(entry, source)
+  const outfile = path.join(tmp, `${name}.mjs`)
+  await esbuild.build({
+    entryPoints: [entry],
+    nodePaths: [path.resolve(effectDist, "..", "..", "..")],
+    bundle: true,
+    outfile,
+    platform: "node",
+    format: "esm",
+    mainFields: ["module", "main"],
+    conditions: ["import"],
+    plugins,
+    logLevel: "silent"
+  })
+  const result = spawnSync(process.execPath, [outfile], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "" } })
+  expect(result.status, result.stderr).toBe(0)
+  return result.stdout
+}
+
+const patch = [libraryPatchesPlugin as esbuild.Plugin]
+
+describe("the bundle's patch of Effect", () => {
   it("each patch names exactly one module of the installed Effect, and all its edits match it", () => {
     for (const patch of libraryPatches) {
       const files = effectFiles.filter((file) => patch.module.test(file))
@@ -66,90 +79,13 @@ describe("the bundle's patches of Effect", () => {
     expect(applyPatch({ module: /x/, edits: [[/\b(some)\b/g, "$1()"]] }, "some text", "x.js")).toBe("some() text")
   })
 
-  it("dedupeNumbers keeps what Array.dedupe keeps, in order, for any numbers", () => {
-    const numbers = fc.array(
-      fc.oneof(fc.double(), fc.constantFrom(0, -0, Number.NaN, Infinity, -Infinity, 0.5, 1, 2 ** 53)),
-      { maxLength: 40 }
-    )
-    fc.assert(fc.property(numbers, (values) => {
-      expect(dedupeNumbers(values)).toEqual(Arr.dedupe(values))
-    }))
-    expect(dedupeNumbers([Number.NaN, Number.NaN, 0, -0])).toEqual([Number.NaN, Number.NaN, 0])
-  })
-
-  it("dedupeNumbers defers to Array.dedupe inside a structural region and for values that are not numbers", () => {
-    const close = (a: unknown, b: unknown) => typeof a === "number" && typeof b === "number" && Math.abs(a - b) < 0.01
-    const inRegion = (f: () => unknown) => Utils.structuralRegion(f, close)
-    expect(inRegion(() => dedupeNumbers([1, 1.001, 2]))).toEqual([1, 2])
-    expect(inRegion(() => dedupeNumbers([1, 1.001, 2]))).toEqual(inRegion(() => Arr.dedupe([1, 1.001, 2])))
-    const objects = [{ a: 1 }, "1", 1]
-    expect(dedupeNumbers(objects)).toEqual(Arr.dedupe(objects))
-  })
-
-  it("the stack-trace probe answers what formatting the stack answers, and leaves prepareStackTrace as it was", () => {
-    const standard = { effect_internal_function: <A>(body: () => A): A => body() }
-    const probe = new Function("standard", `return ${isNotOptimizedAwayProbe}`) as (s: typeof standard) => boolean
-    const original = () => standard.effect_internal_function(() => new Error().stack)?.includes("effect_internal_function") === true
-    const before = Error.prepareStackTrace
-    const limit = Error.stackTraceLimit
-    try {
-      expect(probe(standard)).toBe(true)
-      expect(probe(standard)).toBe(original())
-      // No frames at all: neither finds the name.
-      Error.stackTraceLimit = 0
-      expect(probe(standard)).toBe(false)
-      expect(original()).toBe(false)
-    } finally {
-      Error.stackTraceLimit = limit
-    }
-    expect(Error.prepareStackTrace).toBe(before)
-  })
-
-  it("where Error is frozen (node --frozen-intrinsics), the probe asks the formatted stack, as Effect does", () => {
-    // A context of its own each time, so that freezing its Error touches nothing of this process.
-    const ask = (freeze: boolean) =>
-      vm.runInNewContext(
-        `"use strict";
-        ${freeze ? "Object.freeze(Error);" : ""}
-        const standard = { effect_internal_function: (body) => body() };
-        const original = standard.effect_internal_function(() => new Error().stack)?.includes("effect_internal_function") === true;
-        [${isNotOptimizedAwayProbe}, original, Object.isFrozen(Error)]`
-      ) as [boolean, boolean, boolean]
-    expect(ask(false)).toEqual([true, true, false])
-    expect(ask(true)).toEqual([true, true, true])
-  })
-
-  it("a bundle built with them runs Micro inside Effect, builds the same boundaries, and picks the same internal call", async () => {
-    const entry = path.join(tmp, "program.mjs")
-    fs.writeFileSync(entry, program)
-    const outfile = path.join(tmp, "program.cjs")
-    await esbuild.build({
-      entryPoints: [entry],
-      nodePaths: [path.resolve(effectDist, "..", "..", "..")],
-      bundle: true,
-      outfile,
-      platform: "node",
-      format: "esm",
-      mainFields: ["module", "main"],
-      conditions: ["import"],
-      plugins: [libraryPatchesPlugin],
-      logLevel: "silent"
-    })
-    const bundled = fs.readFileSync(outfile, "utf8")
-    // The patches were applied: Micro is initialized on first use.
-    expect(bundled).toContain("microModule()")
-    const mjs = path.join(tmp, "program.bundle.mjs")
-    fs.renameSync(outfile, mjs)
-    const result = spawnSync(process.execPath, [mjs], { encoding: "utf8", timeout: 30_000 })
-    expect(result.stderr).toBe("")
-    expect(JSON.parse(result.stdout)).toEqual({
-      sync: 1,
-      fromContext: "hello",
-      failed: "no",
-      later: 2,
-      // Through JSON, as printed (Infinity, the last boundary, is null there).
-      boundaries: JSON.parse(JSON.stringify(MetricBoundaries.exponential({ start: 0.5, factor: 2, count: 35 }).values)),
-      internalCallHasFinally: Utils.internalCall.toString().includes("finally")
-    })
+  it("a bundle built with it does not create process.stdout at start-up, and still logs as Effect does", async () => {
+    expect(JSON.parse(await run(startUp, "start-patched", patch))).toEqual({ answer: 42, netLoaded: false })
+    // Without the patch the logger module creates the stream as it loads: the patch is what saves it.
+    expect(JSON.parse(await run(startUp, "start-plain", []))).toEqual({ answer: 42, netLoaded: true })
+    const shape = (logged: string) => logged.replace(/\d{2}:\d{2}:\d{2}\.\d{3}/g, "T").replace(/#\d+/g, "#F")
+    const patched = await run(logging, "log-patched", patch)
+    expect(patched).toContain("hello")
+    expect(shape(patched)).toBe(shape(await run(logging, "log-plain", [])))
   })
 })

@@ -1,6 +1,6 @@
 /**
  * `src/layers/FilesNodeWatch.ts` for the parts of the command's bundle that never watch: every recognized
- * command but `watch` (`scripts/build-bin.mjs`). Their handlers read the registry and the settings,
+ * command but `watch` (`command/build.mjs`). Their handlers read the registry and the settings,
  * and the only caller of the port's `watch` is the `Watch` service, which the build checks none of
  * those parts contains. Leaving the watch out leaves out `Stream` and the channel machinery: about
  * 45 KB of `list`'s part to read and 37 KB of its code cache to load on every run. The full command

@@ -1,6 +1,6 @@
 /**
  * Stand-ins the command's build puts in place of modules a run that succeeds never needs (the
- * build's replacement table, `onFirstUse` in `scripts/build-bin.mjs`). The real module is loaded
+ * build's replacement table, `onFirstUse` in `command/build.mjs`). The real module is loaded
  * through `require`, which esbuild makes a synchronous call of the module's lazy initializer: the
  * first use of a stand-in builds the real value, and nothing before it does.
  */

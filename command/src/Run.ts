@@ -16,8 +16,6 @@ import { rootOf, userHome } from "../../src/services/ClaudeHome.js"
 import { provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "./Provide.js"
 import { endedOnSignal, interruptedOnSignal } from "./Signals.js"
 
-/** `HOME` where set on POSIX, as libuv answers `os.homedir()` itself, without loading `node:os`. */
-const homeFromProcess = (): string => process.platform !== "win32" && process.env.HOME !== undefined ? process.env.HOME : userHome()
 
 /**
  * The invocation's Claude home, from this process's environment: the option, then
@@ -28,7 +26,7 @@ const homeFromProcess = (): string => process.platform !== "win32" && process.en
 const claudeHome = (invocation: Invocation): Effect.Effect<string, PlatformError> =>
   Effect.suspend(() => {
     try {
-      return Effect.succeed(rootOf(invocation.claudeHome, process.env.CLAUDE_CONFIG_DIR, homeFromProcess))
+      return Effect.succeed(rootOf(invocation.claudeHome, process.env.CLAUDE_CONFIG_DIR, userHome))
     } catch (cause) {
       return Effect.fail(
         new SystemError({

@@ -40,18 +40,10 @@ const unreported = (exit: Exit.Exit<unknown, unknown>): number => {
 const reported = (json: boolean) => <A, E>(program: Effect.Effect<A, E>) =>
   Effect.catchIf(program, (error): error is E & UsageError => error instanceof UsageError, (error) => reportUsageError(error.message, json))
 
-/**
- * What the loader (`bin/claude-peers.js`) asks to be told when the command has ended, so that it can
- * exit at once rather than after the event loop's next turn; defined only where the loader runs the
- * bundle.
- */
-const ended = (): void => (globalThis as { readonly [key: symbol]: (() => void) | undefined })[Symbol.for("claude-peers/ended")]?.()
-
 export const runMain = (program: Effect.Effect<unknown, unknown>, options: { readonly json: boolean }): void => {
   const fiber = Effect.runFork(onStdout(reported(options.json)(program)))
   setMainFiber(fiber)
   fiber.addObserver((exit) => {
     process.exitCode = unreported(exit)
-    ended()
   })
 }

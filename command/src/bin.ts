@@ -5,7 +5,7 @@
  * everything else (help, mistakes, unusual spellings) loads the full command line
  * (`CommandLine.ts`), which owns every usage error and help text. Nothing else is imported here, so
  * that no path pays for another (the bundle keeps each as a part of its own, see
- * `scripts/build-bin.mjs`).
+ * `command/build.mjs`).
  */
 import type { Invocation } from "../../src/cli/Invocation.js"
 import { recognize } from "./Recognize.js"

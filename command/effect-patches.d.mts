@@ -6,7 +6,5 @@ export interface LibraryPatch {
 }
 export declare const libraryPatches: ReadonlyArray<LibraryPatch>
 export declare const applyPatch: (patch: LibraryPatch, source: string, file: string) => string
-export declare function dedupeNumbers(values: ReadonlyArray<unknown>): Array<unknown>
-export declare const isNotOptimizedAwayProbe: string
 /** The esbuild plugin that applies them. */
 export declare const libraryPatchesPlugin: { readonly name: string; readonly setup: (build: unknown) => void }

@@ -18,7 +18,7 @@
  *   a code cache can be produced for and checked against. The file's second line indexes them:
  *   `// {"entry":[start,end,lineOffset],"claude-peers:direct":[…],"claude-peers:command-line":[…]}`.
  *
- * `node scripts/build-bin.mjs --analyze` also prints what dominates each part. For profiling,
+ * `node command/build.mjs --analyze` also prints what dominates each part. For profiling,
  * `OUT=file` writes elsewhere, `NOMINIFY=1` keeps the names and `EAGER_ERRORS=1` builds the error
  * classes at start-up, as the library does.
  */
@@ -172,28 +172,15 @@ const bundle = (entry, plugins, replacements = onFirstUse) =>
  */
 const builtinNamespace = /([\w$]+) = __toESM\((require\("node:[a-z_/]+"\))(?:, 1)?\)/g
 
-/**
- * Node built-ins that Node has not loaded by the time the command starts are required when the
- * command first reads one of their properties: loading `node:os` was 0.35 ms here, and `list` needs
- * it only where `HOME` is unset or the errno numbers are not known (see `ClaudeHome.userHome`,
- * `ProcessProbeNode`). Every use is a property read (`os.homedir()`), which the stand-in forwards.
- */
-const lazyBuiltin = /([\w$]+) = require\("node:os"\)/g
-const lazyBuiltinHelper =
-  "var __lazyBuiltin = (load) => { let module; return new Proxy({}, { get: (_, key) => (module ??= load())[key] }) };\n"
 const lazyModuleKey = /(= __esm\(\{\n\s*)"[^"\n]+"\(\)/g
 
 const finish = async (result) => {
   const names = new Set()
   // Each lazily initialized module is keyed by its path, which only names its initializer: the
   // bundle's own minifier would shorten it, the later one does not know to.
-  let lazy = false
   const code = result.outputFiles[0].text
     .replace(builtinNamespace, (_, name, call) => (names.add(name), `${name} = ${call}`))
     .replace(lazyModuleKey, '$1"init"()')
-    .replace(lazyBuiltin, (_, name) => ((lazy = true), `${name} = __lazyBuiltin(() => require("node:os"))`))
-    // The helper goes first (after a hashbang and the strict directive), before any module uses it.
-    .replace(/^(#!.*\n)?("use strict";\n)?/, (head) => (lazy ? head + lazyBuiltinHelper : head))
   for (const name of names) {
     if (new RegExp(`(?<![\\w$])${name.replace(/\$/g, "\\$")}(?:\\.default\\b|\\[\\s*["']default["']\\s*\\])`).test(code)) {
       throw new Error(`${name}: a Node built-in's namespace, read as \`.default\` (a default import?): import it as a namespace`)
