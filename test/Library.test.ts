@@ -162,7 +162,7 @@ describe("the package entries", () => {
           Stream.runCollect,
           Effect.provide(layer)
         )
-        expect(Chunk.toReadonlyArray(first).map((e) => [e.type, e.session.pid])).toEqual([["appeared", process.pid]])
+        expect(Chunk.toReadonlyArray(first).map((e) => [e._tag, e.session.pid])).toEqual([["appeared", process.pid]])
       } finally {
         fs.rmSync(home, { recursive: true, force: true })
       }
