@@ -11,7 +11,7 @@ const events = Number(process.argv[2] ?? "1")
 
 const program = Stream.unwrap(Effect.map(Watch.Watch, (watch) => watch.sessions({ interval: "1 second" }))).pipe(
   Stream.take(events),
-  Stream.runForEach((event) => Effect.sync(() => console.log(`${event.type} ${event.session.pid} ${event.session.name}`)))
+  Stream.runForEach((event) => Effect.sync(() => console.log(`${event._tag} ${event.session.pid} ${event.session.name}`)))
 )
 
 await Effect.runPromise(program.pipe(Effect.provide(layerNode())))

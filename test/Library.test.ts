@@ -63,9 +63,21 @@ describe("the package entries", () => {
 
   it("each module of the root entry is an entry of its own, the same module", async () => {
     // Declarations name a service's types through these (`import("claude-peers/Files").Files`).
-    const modules = ["Registry", "Settings", "Watch", "Policy", "Timing", "ClaudeHome", "Files", "ProcessProbe", "Verdict"] as const
-    for (const name of modules) {
-      expect(await import(`claude-peers/${name}`)).toBe(Library[name])
+    const modules = {
+      Registry: await import("claude-peers/Registry"),
+      Settings: await import("claude-peers/Settings"),
+      Watch: await import("claude-peers/Watch"),
+      Policy: await import("claude-peers/Policy"),
+      Timing: await import("claude-peers/Timing"),
+      ClaudeHome: await import("claude-peers/ClaudeHome"),
+      Files: await import("claude-peers/Files"),
+      ProcessProbe: await import("claude-peers/ProcessProbe"),
+      Verdict: await import("claude-peers/Verdict")
+    }
+    for (const [name, module] of Object.entries(modules)) {
+      const namespace: Record<string, unknown> = Library[name as keyof typeof modules]
+      expect(Object.keys(module).sort(), name).toEqual(Object.keys(namespace).sort())
+      for (const [key, value] of Object.entries(module)) expect(value, `${name}.${key}`).toBe(namespace[key])
     }
   })
 
@@ -150,7 +162,7 @@ describe("the package entries", () => {
           Stream.runCollect,
           Effect.provide(layer)
         )
-        expect(Chunk.toReadonlyArray(first).map((e) => [e.type, e.session.pid])).toEqual([["appeared", process.pid]])
+        expect(Chunk.toReadonlyArray(first).map((e) => [e._tag, e.session.pid])).toEqual([["appeared", process.pid]])
       } finally {
         fs.rmSync(home, { recursive: true, force: true })
       }

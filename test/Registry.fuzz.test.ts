@@ -131,7 +131,7 @@ describe("registry fuzz (memory layer)", () => {
         world.write(`${proc.pid}.json`, JSON.stringify({ pid: proc.pid, sessionId: "after", name: "after", procStart: proc.startTime }))
         yield* TestClock.adjust(2_100)
         const seen = Chunk.toArray(yield* Queue.takeAll(events))
-        expect(seen.filter((e) => e.type === "appeared" && e.session.pid === proc.pid)).toHaveLength(1)
+        expect(seen.filter((e) => e._tag === "appeared" && e.session.pid === proc.pid)).toHaveLength(1)
         for (const event of seen) {
           expectTerminalSafe(jsonText(encodeEvent(event)), "watch --json")
           expectTerminalSafe(eventLine(event), "watch")

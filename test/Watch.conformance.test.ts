@@ -23,7 +23,7 @@ const timing = { watchWindow: "10 millis", directoryPoll: "50 millis" } as const
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 
 const summary = (event: SessionEvent): string =>
-  event.type === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event.type} ${event.session.pid}`
+  event._tag === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event._tag} ${event.session.pid}`
 
 const recordFor = (world: World, proc: Process, options: RecordOptions = {}) =>
   recordText(proc.pid, { procStart: proc.startTime, pidDomain: world.pidDomain, ...options })
@@ -75,9 +75,9 @@ const suite = (name: string, makeWorld: () => World) =>
 
       const proc = world.spawn()
       world.write(`${proc.pid}.json`, recordFor(world, proc, { name: "real" }))
-      expect(await watch.next()).toMatchObject({ type: "appeared", session: { pid: proc.pid, name: "real", status: "idle" } })
+      expect(await watch.next()).toMatchObject({ _tag: "appeared", session: { pid: proc.pid, name: "real", status: "idle" } })
       world.write(`${proc.pid}.json`, recordFor(world, proc, { name: "real", status: "busy" }))
-      expect(await watch.next()).toMatchObject({ type: "changed", session: { status: "busy" }, previous: { status: "idle" } })
+      expect(await watch.next()).toMatchObject({ _tag: "changed", session: { status: "busy" }, previous: { status: "idle" } })
       // A process that dies touches no file: the interval's probe finds it.
       await world.kill(proc.pid)
       expect(summary(await watch.next(interval + arrivalLimit))).toBe(`gone ${proc.pid} dead`)
@@ -137,7 +137,7 @@ const suite = (name: string, makeWorld: () => World) =>
       world.write(`${spare.pid}.json`, recordFor(world, spare, job))
       expect(summary(await watch.next())).toBe(`appeared ${spare.pid}`)
       world.write(`${session.pid}.json`, recordFor(world, session, { messagingSocketPath: undefined }))
-      expect(await watch.next()).toMatchObject({ type: "changed", session: { pid: session.pid, socketPath: null, address: null } })
+      expect(await watch.next()).toMatchObject({ _tag: "changed", session: { pid: session.pid, socketPath: null, address: null } })
     }))
   })
 

@@ -27,7 +27,7 @@ const lineLimit = 30_000
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 
 const summary = (event: SessionEvent): string =>
-  event.type === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event.type} ${event.session.pid}`
+  event._tag === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event._tag} ${event.session.pid}`
 
 /** The watch on the Node layers, its events collected with the time each arrived. */
 const runWatch = (world: World, intervalMillis: number) => {

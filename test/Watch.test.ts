@@ -49,7 +49,7 @@ const writeLive = (world: MemoryWorld, proc: Process, options: RecordOptions = {
 
 /** `appeared 1000`, `changed 1000`, `gone 1000 dead`: enough to compare sequences at a glance. */
 const summary = (event: SessionEvent): string =>
-  event.type === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event.type} ${event.session.pid}`
+  event._tag === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event._tag} ${event.session.pid}`
 
 /** Doubles a test can put around the world's ports: a file port or a process probe of its own, a count of registry reads. */
 interface Doubles {
@@ -128,7 +128,7 @@ describe("watch", () => {
       writeLive(world, proc, { name: "fresh" })
       const [event, ...rest] = yield* watch.advance(0)
       expect(rest).toEqual([])
-      expect(event).toMatchObject({ type: "appeared", session: { pid: proc.pid, name: "fresh", status: "idle" } })
+      expect(event).toMatchObject({ _tag: "appeared", session: { pid: proc.pid, name: "fresh", status: "idle" } })
     }))
 
   it.scoped("changed: carries the previous session, and only when the session object differs", () =>
@@ -149,7 +149,7 @@ describe("watch", () => {
       const [event, ...rest] = yield* watch.advance(window)
       expect(rest).toEqual([])
       expect(event).toMatchObject({
-        type: "changed",
+        _tag: "changed",
         session: { pid: proc.pid, status: "waiting", waitingFor: "dialog open" },
         previous: { pid: proc.pid, status: "idle", waitingFor: null }
       })
@@ -204,7 +204,7 @@ describe("watch", () => {
       world.remove(`${proc.pid}.json`)
       const [event, ...rest] = yield* watch.advance(window)
       expect(rest).toEqual([])
-      expect(event).toMatchObject({ type: "gone", verdict: "removed", session: { pid: proc.pid, name: "leaving" } })
+      expect(event).toMatchObject({ _tag: "gone", verdict: "removed", session: { pid: proc.pid, name: "leaving" } })
     }))
 
   it.scoped("gone dead: a process that dies without touching its file is reported within one interval", () =>
@@ -366,7 +366,7 @@ describe("watch", () => {
       writeLive(world, proc, { sessionId: "second" })
       const [event, ...rest] = yield* watch.advance(window)
       expect(rest).toEqual([])
-      expect(event).toMatchObject({ type: "changed", session: { sessionId: "second" }, previous: { sessionId: "first" } })
+      expect(event).toMatchObject({ _tag: "changed", session: { sessionId: "second" }, previous: { sessionId: "first" } })
     }))
 
   it.scoped("several changes in one check come out sorted by pid", () =>

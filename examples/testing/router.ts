@@ -24,7 +24,7 @@ export const route = (name: string) =>
 /** The pid of the first live session named `name`, once it appears (or at once if it runs). */
 export const waitForSession = (name: string) =>
   Stream.unwrap(Effect.map(Watch.Watch, (watch) => watch.sessions())).pipe(
-    Stream.filterMap((event) => (event.type === "appeared" && event.session.name === name ? Option.some(event.session.pid) : Option.none())),
+    Stream.filterMap((event) => (event._tag === "appeared" && event.session.name === name ? Option.some(event.session.pid) : Option.none())),
     Stream.runHead,
     Effect.flatMap(Effect.orDie)
   )

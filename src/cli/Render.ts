@@ -128,7 +128,7 @@ const differences = (session: Session, previous: Session): string => {
 /** `+ appeared  PID  NAME  STATUS  CWD`, `~ changed …`, `- gone      PID  NAME  (VERDICT)`. */
 export const eventLine = (event: SessionEvent): string => {
   const { name, pid } = event.session
-  switch (event.type) {
+  switch (event._tag) {
     case "appeared":
       return terminalSafe(`+ appeared  ${pid}  ${name}  ${statusText(event.session)}  ${orDash(event.session.cwd)}`)
     case "changed":

@@ -1,6 +1,7 @@
 /**
- * What `watch` reports: a session appeared, changed, or is gone. Spelled as the contract's watch
- * section spells it (`type`, not `_tag`), so that `--json` is the schema's encoding and nothing else.
+ * What `watch` reports: a session appeared, changed, or is gone. Tagged by `_tag`, as every union
+ * of the library (verdicts, errors), so that `Match.tag` and `_tag` checks work; the schema encodes
+ * the tag under the contract's `type` key, so that `--json` is the schema's encoding and nothing else.
  */
 import * as Schema from "effect/Schema"
 import { Session } from "./Session.js"
@@ -35,19 +36,22 @@ type Ending = Exclude<VerdictName, "live"> | "removed"
 const everyVerdictEnds: [Ending] extends [GoneVerdict] ? [GoneVerdict] extends [Ending] ? true : never : never = true
 void everyVerdictEnds
 
+/** The `_tag` of an event, encoded as the contract's `type`. */
+const tag = <T extends string>(value: T) => Schema.propertySignature(Schema.Literal(value)).pipe(Schema.fromKey("type"))
+
 export const Appeared = Schema.Struct({
-  type: Schema.Literal("appeared"),
+  _tag: tag("appeared"),
   session: Session
 })
 
 export const Changed = Schema.Struct({
-  type: Schema.Literal("changed"),
+  _tag: tag("changed"),
   session: Session,
   previous: Session
 })
 
 export const Gone = Schema.Struct({
-  type: Schema.Literal("gone"),
+  _tag: tag("gone"),
   /** The session as it was last seen live. */
   session: Session,
   verdict: GoneVerdict
@@ -56,6 +60,6 @@ export const Gone = Schema.Struct({
 export const SessionEvent = Schema.Union(Appeared, Changed, Gone)
 export type SessionEvent = typeof SessionEvent.Type
 
-export const appeared = (session: Session): SessionEvent => ({ type: "appeared", session })
-export const changed = (session: Session, previous: Session): SessionEvent => ({ type: "changed", session, previous })
-export const gone = (session: Session, verdict: GoneVerdict): SessionEvent => ({ type: "gone", session, verdict })
+export const appeared = (session: Session): SessionEvent => ({ _tag: "appeared", session })
+export const changed = (session: Session, previous: Session): SessionEvent => ({ _tag: "changed", session, previous })
+export const gone = (session: Session, verdict: GoneVerdict): SessionEvent => ({ _tag: "gone", session, verdict })
