@@ -77,7 +77,9 @@ fs.writeFileSync(path.join(out, "peers.js"), check)
 for (const [entry, target] of Object.entries(manifest.exports)) {
   if (typeof target !== "object" || target.import === undefined) continue
   const match = /^\.\/dist\/entries\/(.+)\.js$/.exec(target.import)
-  if (match === null) throw new Error(`exports["${entry}"].import must be ./dist/entries/<name>.js, not ${target.import}`)
+  // An entry that points elsewhere is not checked: the conformance suites load vitest, which only
+  // runs inside its runner, and whoever runs them has a vitest on Effect 3 already.
+  if (match === null) continue
   const library = target.types.replace(/\.d\.ts$/, ".js")
   const names = Object.keys(await import(pathToFileURL(path.join(root, library)).href)).sort()
   const file = path.join(out, `${match[1]}.js`)
