@@ -111,13 +111,6 @@ export default defineConfig(
     }
   },
   {
-    // Start-up devices that issue 21 moves into command/; this entry goes with them.
-    files: ["src/domain/ErrorClassesOnFirstUse.ts", "src/layers/FilesNodeWatchOnFirstUse.ts"],
-    rules: {
-      "@typescript-eslint/no-require-imports": "off"
-    }
-  },
-  {
     // The library writes through Console and imports Effect's modules, not its barrels.
     files: ["src/**/*"],
     rules: {
