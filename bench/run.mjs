@@ -64,7 +64,6 @@ const childEnv = (() => {
   return env
 })()
 
-
 /**
  * One run of a command: its wall time from spawn to exit, stdout and stderr through pipes as a
  * status line or a script reads them. `before` runs first, untimed (a settings file to reset).
@@ -255,7 +254,9 @@ const makeRegistry = (size) => {
   // Claude Code's token files sit beside the records and are not `*.json`.
   for (const s of live.slice(0, 3)) fs.writeFileSync(path.join(sessions, `${s.pid}.abc123.key`), "k")
   const settingsFile = path.join(home, "settings.json")
-  fs.writeFileSync(settingsFile, `${JSON.stringify({ model: "opus", permissions: { allow: ["Bash(ls:*)"] }, crossSessionInbound: "hold" }, null, 2)}\n`, { mode: 0o644 })
+  fs.writeFileSync(settingsFile, `${JSON.stringify({ model: "opus", permissions: { allow: ["Bash(ls:*)"] }, crossSessionInbound: "hold" }, null, 2)}\n`, {
+    mode: 0o644
+  })
   const livePids = live.map((s) => s.pid).sort((a, b) => a - b)
   return { home, size, settingsFile, livePids, target: live[live.length >> 1].pid }
 }
@@ -366,8 +367,7 @@ const installCases = (registry, rounds) => {
   }
   const normal = makeInstall("install-normal", true)
   const readOnly = makeInstall("install-read-only", false)
-  const asUser = (argv, env) =>
-    canSwitchUser ? ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", ...argv] : argv
+  const asUser = (argv, env) => canSwitchUser ? ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", ...argv] : argv
   const { HOME: _home, ...withoutHome } = childEnv
   const listIn = (dir, env, label) => ({
     label,
@@ -442,17 +442,20 @@ const watchLatencies = async (trials) => {
   const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
   const sleeper = sleepers[sleepers.length - 1]
   const file = path.join(sessions, `${sleeper.pid}.json`)
-  const is = (type, verdict) => (event) =>
-    event.type === type && event.session.pid === sleeper.pid && (verdict === undefined || event.verdict === verdict)
+  const is = (type, verdict) => (event) => event.type === type && event.session.pid === sleeper.pid && (verdict === undefined || event.verdict === verdict)
   const samples = { written: [], changed: [], removed: [] }
   try {
     await pause(1000)
     for (let trial = 0; trial < trials; trial++) {
       // Random pauses, so that writes do not fall in step with the watch's interval.
       await pause(30 + Math.random() * 70)
-      samples.written.push(await timeEvent(is("appeared"), () => fs.writeFileSync(file, recordText(sleeper.pid, { procStart: sleeper.startTime, status: "idle" }))))
+      samples.written.push(
+        await timeEvent(is("appeared"), () => fs.writeFileSync(file, recordText(sleeper.pid, { procStart: sleeper.startTime, status: "idle" })))
+      )
       await pause(30 + Math.random() * 70)
-      samples.changed.push(await timeEvent(is("changed"), () => fs.writeFileSync(file, recordText(sleeper.pid, { procStart: sleeper.startTime, status: "busy" }))))
+      samples.changed.push(
+        await timeEvent(is("changed"), () => fs.writeFileSync(file, recordText(sleeper.pid, { procStart: sleeper.startTime, status: "busy" })))
+      )
       await pause(30 + Math.random() * 70)
       samples.removed.push(await timeEvent(is("gone", "removed"), () => fs.rmSync(file)))
     }
@@ -595,7 +598,9 @@ const main = async () => {
   results.targets = checks.map((c) => ({ ...c, met: c.measured !== undefined && c.measured <= c.limit }))
 
   const width = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i].length)))
-  console.log(`claude-peers bench: ${results.bin}, node ${process.version}, ${results.platform}, ${results.cpus} CPUs, load ${results.loadBefore} → ${results.loadAfter}`)
+  console.log(
+    `claude-peers bench: ${results.bin}, node ${process.version}, ${results.platform}, ${results.cpus} CPUs, load ${results.loadBefore} → ${results.loadAfter}`
+  )
   console.log(rows.map((r) => r.map((cell, i) => (i === 1 || i === 2 ? cell.padStart(width[i]) : cell.padEnd(width[i]))).join("  ").trimEnd()).join("\n"))
   console.log("targets:")
   for (const t of results.targets) {

@@ -23,8 +23,7 @@ import { fileURLToPath } from "node:url"
 import { Watch } from "../dist/index.js"
 import { layerNode } from "../dist/node.js"
 
-const watchSessions = ({ intervalMillis }) =>
-  Stream.unwrap(Effect.map(Watch.Watch, (watch) => watch.sessions({ interval: intervalMillis })))
+const watchSessions = ({ intervalMillis }) => Stream.unwrap(Effect.map(Watch.Watch, (watch) => watch.sessions({ interval: intervalMillis })))
 
 const thisFile = fileURLToPath(import.meta.url)
 
@@ -109,8 +108,7 @@ const watchHere = (home, intervalMillis) => {
   return { timeEvent, stop: () => Effect.runPromise(Fiber.interrupt(fiber)) }
 }
 
-const is = (type, pid, verdict) => (event) =>
-  event.type === type && event.session.pid === pid && (verdict === undefined || event.verdict === verdict)
+const is = (type, pid, verdict) => (event) => event.type === type && event.session.pid === pid && (verdict === undefined || event.verdict === verdict)
 
 async function fileLatencies(home, trials) {
   const sessions = path.join(home, "sessions")
@@ -158,8 +156,7 @@ async function deathLatency(home, trials, intervalMillis) {
   try {
     for (let trial = 0; trial < trials; trial++) {
       const sleeper = startSleeper()
-      await watch.timeEvent(is("appeared", sleeper.pid), () =>
-        fs.writeFileSync(path.join(sessions, `${sleeper.pid}.json`), recordText(sleeper.pid)), 5000)
+      await watch.timeEvent(is("appeared", sleeper.pid), () => fs.writeFileSync(path.join(sessions, `${sleeper.pid}.json`), recordText(sleeper.pid)), 5000)
       await sleep(Math.random() * intervalMillis)
       let start = 0
       const at = await watch.timeEvent(is("gone", sleeper.pid, "dead"), () => {
@@ -177,7 +174,7 @@ async function deathLatency(home, trials, intervalMillis) {
 }
 
 /** A child that runs only the watch over `sessionCount` live sessions, sampled for CPU time and memory. */
-async function idleCost(home, sessionCount, { intervalMillis, warmupMillis, cpuMillis, memoryMillis }) {
+async function idleCost(home, sessionCount, { cpuMillis, intervalMillis, memoryMillis, warmupMillis }) {
   const sessions = path.join(home, "sessions")
   const sleepers = Array.from({ length: sessionCount }, startSleeper)
   for (const s of sleepers) fs.writeFileSync(path.join(sessions, `${s.pid}.json`), recordText(s.pid))
@@ -232,13 +229,13 @@ async function idleCost(home, sessionCount, { intervalMillis, warmupMillis, cpuM
  */
 export async function runWatchBench(options = {}) {
   const {
-    trials = 20,
-    deathTrials = 4,
-    deathIntervalMillis = 2000,
-    sessionCount = 50,
-    warmupMillis = 5_000,
     cpuMillis = 20_000,
-    memoryMillis = 30_000
+    deathIntervalMillis = 2000,
+    deathTrials = 4,
+    memoryMillis = 30_000,
+    sessionCount = 50,
+    trials = 20,
+    warmupMillis = 5_000
   } = options
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-bench-watch-"))
   const emptyHome = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-bench-watch-empty-"))

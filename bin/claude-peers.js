@@ -28,8 +28,6 @@
  *   all. A valid cache in a read-only install is used as it is.
  *
  * Each part has caches of its own (`claude-peers.cjs.<part>[.<flags>].v8-cache`): a cache holds the
-
-
  */
 "use strict"
 const fs = require("node:fs")
@@ -79,8 +77,7 @@ const readInto = (fd, buffer, length, position) => {
  * Bytes `start` to `end` of the bundle, read through `buffer` (a new one when none is given).
  * esbuild writes ASCII only, and latin1 is its cheapest decoding.
  */
-const read = (fd, start, end, buffer = Buffer.allocUnsafe(end - start)) =>
-  buffer.toString("latin1", 0, readInto(fd, buffer, end - start, start))
+const read = (fd, start, end, buffer = Buffer.allocUnsafe(end - start)) => buffer.toString("latin1", 0, readInto(fd, buffer, end - start, start))
 
 /**
  * A cache holds what its run compiled, and V8 deserializes all of it on every run that uses it. A

@@ -91,9 +91,9 @@ const watchCaller = "src/services/Watch.ts"
 const replacementsOf = (id) =>
   watching.has(id)
     ? onFirstUse
-    : onFirstUse.map(([original, replacement]) =>
-      [original, original === path.join(root, "src/layers/FilesNodeWatch.ts") ? path.join(root, "command/src/FilesNodeWatchNone.ts") : replacement]
-    )
+    : onFirstUse.map((
+      [original, replacement]
+    ) => [original, original === path.join(root, "src/layers/FilesNodeWatch.ts") ? path.join(root, "command/src/FilesNodeWatchNone.ts") : replacement])
 
 /**
  * Resolves each module of `table` to its replacement where a library module imports it: by a relative
@@ -180,7 +180,7 @@ const finish = async (result) => {
   // bundle's own minifier would shorten it, the later one does not know to.
   const code = result.outputFiles[0].text
     .replace(builtinNamespace, (_, name, call) => (names.add(name), `${name} = ${call}`))
-    .replace(lazyModuleKey, '$1"init"()')
+    .replace(lazyModuleKey, "$1\"init\"()")
   for (const name of names) {
     if (new RegExp(`(?<![\\w$])${name.replace(/\$/g, "\\$")}(?:\\.default\\b|\\[\\s*["']default["']\\s*\\])`).test(code)) {
       throw new Error(`${name}: a Node built-in's namespace, read as \`.default\` (a default import?): import it as a namespace`)
@@ -193,9 +193,7 @@ const finish = async (result) => {
 
 const [dispatcher, ...built] = await Promise.all([
   bundle("command/src/bin.ts", [partsPlugin]).then(finish),
-  ...Object.values(parts).map((part) =>
-    bundle(part.entry, [], replacementsOf(part.id)).then(checkWatch(part.id)).then(finish)
-  )
+  ...Object.values(parts).map((part) => bundle(part.entry, [], replacementsOf(part.id)).then(checkWatch(part.id)).then(finish))
 ])
 
 /**
@@ -207,8 +205,7 @@ const [dispatcher, ...built] = await Promise.all([
 // A hashbang is only valid on a file's first line.
 // esbuild escapes every string and regular expression to ASCII; an unminified build also keeps
 // comments, whose characters are escaped here alike (harmless in a comment).
-const text = (result) =>
-  result.code.replace(/^#!.*\n/, "").replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+const text = (result) => result.code.replace(/^#!.*\n/, "").replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 const wrap = (code) => `(function (exports, require, module, __filename, __dirname) {\n${code}})\n`
 const sections = [["entry", wrap(text(dispatcher))], ...Object.values(parts).map((part, i) => [part.id, wrap(text(built[i]))])]
 const headerBytes = 2048

@@ -18,9 +18,9 @@ export const libraryPatches = [
     // functions, computed when a pretty logger is made.
     module: effectModule("internal/logger.js"),
     edits: [
-      ['const hasProcessStdout = typeof process === "object" && process !== null && typeof process.stdout === "object" && process.stdout !== null;', ""],
+      ["const hasProcessStdout = typeof process === \"object\" && process !== null && typeof process.stdout === \"object\" && process.stdout !== null;", ""],
       ["const processStdoutIsTTY = hasProcessStdout && process.stdout.isTTY === true;", ""],
-      ['const hasProcessStdoutOrDeno = hasProcessStdout || "Deno" in globalThis;', ""],
+      ["const hasProcessStdoutOrDeno = hasProcessStdout || \"Deno\" in globalThis;", ""],
       [/\b(hasProcessStdout|processStdoutIsTTY|hasProcessStdoutOrDeno)\b/g, "$1()"]
     ],
     append: `

@@ -7,7 +7,8 @@
  */
 import { Command } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { command as peers, ExitCode } from "claude-peers/cli"
+import type { ExitCode } from "claude-peers/cli"
+import { command as peers } from "claude-peers/cli"
 import { layerNode } from "claude-peers/node"
 import { layerMemory, makeMemoryWorld } from "claude-peers/testing"
 import { Console, Effect, Layer } from "effect"

@@ -3,7 +3,7 @@
  * file since it was read (the revision is the BLAKE3 of the bytes read). Every other byte of the
  * user's settings file is kept.
  */
-import { Settings, setPolicy } from "claude-peers"
+import { setPolicy, Settings } from "claude-peers"
 import { layerNode } from "claude-peers/node"
 import { Effect } from "effect"
 

@@ -123,7 +123,7 @@ const setUp = async () => {
 }
 
 /** Fourteen sessions, in three steps: the first alone (it creates the home's files), then two waves. */
-const startSessions = async ({ driver, work, other }) => {
+const startSessions = async ({ driver, other, work }) => {
   driver.start("idle-1", work)
   const first = await driver.up("idle-1")
   const waves = [
@@ -172,7 +172,7 @@ const driveSessions = async ({ driver, work }) => {
  * idle-2's record copied onto the pid of another live process (its start time differs from the
  * recorded one: pid reused), and onto a zombie with the zombie's own start time.
  */
-const copyRecords = async ({ registry, observer, env }) => {
+const copyRecords = async ({ env, observer, registry }) => {
   const copied = registry.windowOf("idle-2")
   const copyRecord = (pid, procStart, label) => {
     const { tmux: _, ...record } = { ...copied.record, pid, procStart }
@@ -192,13 +192,17 @@ const copyRecords = async ({ registry, observer, env }) => {
  * once claude agents had its chance to show the killed job without a pid, to a promise of how the
  * moved window's process ended.
  */
-const endSessions = async ({ driver, registry, observer }) => {
+const endSessions = async ({ driver, observer, registry }) => {
   log("ending sessions: Move to background and exit, SIGKILL, SIGTERM, a killed job, a killed parked window")
   const shellWindow = await driver.moveToBackgroundAndExit("shell")
-  await waitFor("the job of shell to register", () =>
-    [...registry.readRecords().values()].some((record) =>
-      record.kind === "bg" && record.name === "RUN-BACKGROUND-SHELL" && typeof record.status === "string"),
-    { timeoutMs: 90_000, intervalMs: 500 })
+  await waitFor(
+    "the job of shell to register",
+    () =>
+      [...registry.readRecords().values()].some((record) =>
+        record.kind === "bg" && record.name === "RUN-BACKGROUND-SHELL" && typeof record.status === "string"
+      ),
+    { timeoutMs: 90_000, intervalMs: 500 }
+  )
 
   const victims = {
     sigkill: registry.windowOf("sigkill"),
@@ -215,23 +219,27 @@ const endSessions = async ({ driver, registry, observer }) => {
   signal("sigterm", victims.sigterm, "SIGTERM")
   signal("a parked window (park-shared-2)", victims.parkedWindow, "SIGKILL")
   signal("the job of park-empty", victims.job, "SIGKILL")
-  await waitFor("the killed processes to end", () =>
-    Object.values(victims).every((found) => found === undefined || !isRunning(found.pid)))
+  await waitFor("the killed processes to end", () => Object.values(victims).every((found) => found === undefined || !isRunning(found.pid)))
   if (victims.sigterm !== undefined) {
     await waitFor("sigterm's record to be removed", () => !existsSync(registry.recordFile(victims.sigterm.pid)), { timeoutMs: 20_000 })
   }
   if (victims.job !== undefined) {
-    const listedWithoutPid = await waitFor("claude agents to list the killed job without a pid", async () =>
-      (await observer.claudeAgents()).some((a) => a.pid === undefined), { timeoutMs: 10_000, intervalMs: 200 }).catch(() => false)
+    const listedWithoutPid = await waitFor(
+      "claude agents to list the killed job without a pid",
+      async () => (await observer.claudeAgents()).some((a) => a.pid === undefined),
+      { timeoutMs: 10_000, intervalMs: 200 }
+    ).catch(() => false)
     log(`claude agents ${listedWithoutPid ? "lists" : "did not list"} the killed job without a pid`)
   }
   return shellWindow
 }
 
 /** A killed job is dropped or restarted after some seconds; a job that never got a process may stay listed for good. */
-const waitUntilSettled = async ({ registry, observer }) => {
-  await waitFor("claude agents to list only sessions with a pid", async () =>
-    (await observer.claudeAgents()).every((a) => a.pid !== undefined), { timeoutMs: 60_000, intervalMs: 2000 })
+const waitUntilSettled = async ({ observer, registry }) => {
+  await waitFor("claude agents to list only sessions with a pid", async () => (await observer.claudeAgents()).every((a) => a.pid !== undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 2000
+  })
     .catch((error) => log(`${error.message}; going on`))
   let last = ""
   await waitFor("the registry to settle", () => {
@@ -243,18 +251,24 @@ const waitUntilSettled = async ({ registry, observer }) => {
 }
 
 const main = async () => {
-  const { home, work, other, env, claude, tmux } = await setUp()
+  const { claude, env, home, other, tmux, work } = await setUp()
   const registry = makeRegistry(home)
   const driver = makeDriver({ tmux, registry, claude, log })
   const observer = makeObserver({
-    claude, env, home, commandPath: join(repoRoot, "bin", "claude-peers.js"), registry, scenarioLabels: driver.labels, log
+    claude,
+    env,
+    home,
+    commandPath: join(repoRoot, "bin", "claude-peers.js"),
+    registry,
+    scenarioLabels: driver.labels,
+    log
   })
   const context = { work, other, env, registry, driver, observer }
 
   const allRows = []
   const report = async (title) => {
     log(`snapshot: ${title}`)
-    const { stable, rows } = await observer.snapshot()
+    const { rows, stable } = await observer.snapshot()
     allRows.push(...rows)
     process.stdout.write(`\n## ${title}\n\n${renderTable(rows)}\n`)
     if (!stable) process.stdout.write("(the registry kept changing while this snapshot was taken: rows may mix two moments)\n")

@@ -7,5 +7,5 @@
  */
 export { command } from "./cli/Mount.js"
 export { OutputLoss, type OutputLossReport } from "./cli/Output.js"
-export { ExitCode, UsageError } from "./cli/Report.js"
 export { OutputFailed } from "./cli/Output.js"
+export { ExitCode, UsageError } from "./cli/Report.js"

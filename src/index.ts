@@ -6,17 +6,16 @@
  * The services are tags with their `layer`; `layerNode` (`claude-peers/node`) provides all of them
  * on the real machine, `layerMemory` (`claude-peers/testing`) in memory.
  */
+export * as Policy from "./services/Policy.js"
 export * as Registry from "./services/Registry.js"
 export * as Settings from "./services/Settings.js"
-export * as Watch from "./services/Watch.js"
-export * as Policy from "./services/Policy.js"
 export * as Timing from "./services/Timing.js"
+export * as Watch from "./services/Watch.js"
 
 export * as ClaudeHome from "./services/ClaudeHome.js"
 export * as Files from "./services/Files.js"
 export * as ProcessProbe from "./services/ProcessProbe.js"
 
-export * as Verdict from "./domain/Verdict.js"
 export {
   Candidate,
   ChangedDuringWrite,
@@ -36,4 +35,5 @@ export { Session } from "./domain/Session.js"
 export { Appeared, Changed, Gone, GoneVerdict, SessionEvent } from "./domain/SessionEvent.js"
 export { InboundPolicy, PolicyChange, resetPolicy, setPolicy, SettingsView } from "./domain/Settings.js"
 export { Status } from "./domain/Status.js"
+export * as Verdict from "./domain/Verdict.js"
 export type { CommonOptions, Ports, Services } from "./layers/Services.js"

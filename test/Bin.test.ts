@@ -391,11 +391,13 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
         env: { PATH: process.env.PATH, CLAUDE_PEERS_CACHE_DIR: freshDir("cache"), ...env },
         timeout: 30_000
       })
-    for (const [args, env] of [
-      [["list", "--json"], { HOME: user }],
-      [["list", "--json"], { HOME: "/nonexistent-home", CLAUDE_CONFIG_DIR: path.join(user, ".claude") }],
-      [["--claude-home", home, "list", "--json"], { HOME: "/nonexistent-home" }]
-    ] as const) {
+    for (
+      const [args, env] of [
+        [["list", "--json"], { HOME: user }],
+        [["list", "--json"], { HOME: "/nonexistent-home", CLAUDE_CONFIG_DIR: path.join(user, ".claude") }],
+        [["--claude-home", home, "list", "--json"], { HOME: "/nonexistent-home" }]
+      ] as const
+    ) {
       const result = withHook(args, env)
       expect(result.status).toBe(0)
       expect((JSON.parse(result.stdout) as Array<{ name: string }>).map((s) => s.name)).toEqual(["alpha"])
@@ -453,7 +455,7 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(callers(path.join(root, "command", "src"))).toEqual(["command/src/FilesNodeWatchOnFirstUse.ts"])
     // Every other part has the port's watch left out, and with it Stream's channel machinery.
     const { index, section } = readBundle()
-    const channels = 'Symbol.for("effect/ChannelState")'
+    const channels = "Symbol.for(\"effect/ChannelState\")"
     const parts = Object.keys(index).filter((id) => id !== "entry")
     expect(parts).toEqual(expect.arrayContaining(["claude-peers:list", "claude-peers:watch", "claude-peers:command-line"]))
     for (const id of parts) {

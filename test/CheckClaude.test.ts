@@ -55,25 +55,55 @@ const sessionIdOf = (pid: number) => `00000000-0000-4000-8000-${String(pid).padS
 /** One live interactive session as both sides print it. */
 const live = (pid: number, overrides: { record?: Json; agents?: Json } = {}) => {
   const session: Json = {
-    pid, sessionId: sessionIdOf(pid), name: `work-${pid}`, address: `work-${pid}`, cwd: "/home/u/work",
-    socketPath: `/tmp/cc-socks/${pid}.sock`, status: "idle", rawStatus: "idle", startedAtMs: 1000 + pid,
-    kind: "interactive", entrypoint: "cli", waitingFor: null, jobId: null, ...overrides.record
+    pid,
+    sessionId: sessionIdOf(pid),
+    name: `work-${pid}`,
+    address: `work-${pid}`,
+    cwd: "/home/u/work",
+    socketPath: `/tmp/cc-socks/${pid}.sock`,
+    status: "idle",
+    rawStatus: "idle",
+    startedAtMs: 1000 + pid,
+    kind: "interactive",
+    entrypoint: "cli",
+    waitingFor: null,
+    jobId: null,
+    ...overrides.record
   }
   const agents: Json = {
-    pid, cwd: "/home/u/work", kind: "interactive", startedAt: 1000 + pid, sessionId: sessionIdOf(pid),
-    name: `work-${pid}`, status: "idle", ...overrides.agents
+    pid,
+    cwd: "/home/u/work",
+    kind: "interactive",
+    startedAt: 1000 + pid,
+    sessionId: sessionIdOf(pid),
+    name: `work-${pid}`,
+    status: "idle",
+    ...overrides.agents
   }
   return { session, agents }
 }
 const file = (pid: number, verdict: string, detail = verdict): Json => ({
-  file: `${home}/${pid}.json`, verdict, detail, pid, sessionId: sessionIdOf(pid), name: `work-${pid}`
+  file: `${home}/${pid}.json`,
+  verdict,
+  detail,
+  pid,
+  sessionId: sessionIdOf(pid),
+  name: `work-${pid}`
 })
 const resolved = (session: Json): Json => ({ exit: 0, session })
 const refused = (exit: number, error: Json): Json => ({ exit, error })
 
 const snapshotOf = (parts: Partial<Snapshot>): Snapshot => ({
-  agents: [], list: [], inspect: [], resolves: new Map(), nameResolves: new Map(), processStates: new Map(),
-  labels: new Map(), jobLabels: new Map(), tracked: [], ...parts
+  agents: [],
+  list: [],
+  inspect: [],
+  resolves: new Map(),
+  nameResolves: new Map(),
+  processStates: new Map(),
+  labels: new Map(),
+  jobLabels: new Map(),
+  tracked: [],
+  ...parts
 })
 
 /** One session that both sides list, with what resolve said about its id. */
@@ -160,7 +190,12 @@ describe("the check's judgement", () => {
   it("documents a refusal by name only for a name that resolving the id found shared", () => {
     const { session } = live(25)
     const sharedName = { reason: "identity_mismatch", shared: "name" }
-    const shared = bothList(25, {}, { ...refused(4, sharedName), allowSharedName: resolved(session) }, refused(4, { reason: "identity_mismatch", shared: "query" }))
+    const shared = bothList(
+      25,
+      {},
+      { ...refused(4, sharedName), allowSharedName: resolved(session) },
+      refused(4, { reason: "identity_mismatch", shared: "query" })
+    )
     expect(new Set(documentedIds(shared))).toEqual(new Set(["shared-name"]))
     const unique = bothList(26, {}, undefined, refused(4, { reason: "identity_mismatch", shared: "query" }))
     expect(unique.some(isUndocumented)).toBe(true)

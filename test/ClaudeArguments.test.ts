@@ -4,15 +4,7 @@
  * is never a flag, and the executable is not an option.
  */
 import { describe, expect, it } from "@effect/vitest"
-import {
-  claudeArgumentsOf,
-  flagValues,
-  hasFlag,
-  lastFlagValue,
-  optionsOf,
-  settingSourcesOf,
-  settingsFlagOf
-} from "../src/domain/ClaudeArguments.js"
+import { claudeArgumentsOf, flagValues, hasFlag, lastFlagValue, optionsOf, settingsFlagOf, settingSourcesOf } from "../src/domain/ClaudeArguments.js"
 
 const claude = (...args: ReadonlyArray<string>) => claudeArgumentsOf(["/usr/local/bin/claude", ...args])
 
@@ -67,11 +59,11 @@ describe("the executable", () => {
 
 describe("--settings value", () => {
   it("is JSON text when, trimmed, it starts with { and ends with }", () => {
-    expect(settingsFlagOf('  {"crossSessionInbound":"hold"}\n')).toEqual({ _tag: "JsonText", text: '{"crossSessionInbound":"hold"}' })
+    expect(settingsFlagOf("  {\"crossSessionInbound\":\"hold\"}\n")).toEqual({ _tag: "JsonText", text: "{\"crossSessionInbound\":\"hold\"}" })
   })
 
   it("is otherwise a path, kept as given", () => {
-    expect(settingsFlagOf('{"a":1')).toEqual({ _tag: "File", path: '{"a":1' })
+    expect(settingsFlagOf("{\"a\":1")).toEqual({ _tag: "File", path: "{\"a\":1" })
     expect(settingsFlagOf("[1]")).toEqual({ _tag: "File", path: "[1]" })
     expect(settingsFlagOf(" rel/s.json ")).toEqual({ _tag: "File", path: " rel/s.json " })
   })
@@ -114,7 +106,7 @@ describe("--restricted and the host flags", () => {
   })
 
   it("reads --project-config-root and notices --managed-settings", () => {
-    const args = claude("--project-config-root", "/srv/p", "--managed-settings", '{"a":1}')
+    const args = claude("--project-config-root", "/srv/p", "--managed-settings", "{\"a\":1}")
     expect(args.projectConfigRoot).toBe("/srv/p")
     expect(args.parentManagedSettings).toBe(true)
     expect(claude("--managed-settings=").parentManagedSettings).toBe(false)

@@ -8,8 +8,8 @@ import { claudeArgumentsOf } from "../src/domain/ClaudeArguments.js"
 import {
   enabledFolderSources,
   isEnvTruthy,
-  type KillSwitchLayer,
   killSwitchInSettings,
+  type KillSwitchLayer,
   killSwitchOf,
   killSwitchValueOf,
   parseEnviron,

@@ -11,15 +11,15 @@ const read = (text: string) => fileOutcome("userSettings", "/u/settings.json", {
 
 describe("fileOutcome", () => {
   it("reads a valid value as set", () => {
-    expect(read('{"crossSessionInbound":"hold"}').reading).toMatchObject({ state: "set", value: "hold", problem: null })
+    expect(read("{\"crossSessionInbound\":\"hold\"}").reading).toMatchObject({ state: "set", value: "hold", problem: null })
   })
 
   it("strips a byte-order mark, as Claude Code does", () => {
-    expect(read('\uFEFF{"crossSessionInbound":"refuse"}').reading).toMatchObject({ state: "set", value: "refuse" })
+    expect(read("\uFEFF{\"crossSessionInbound\":\"refuse\"}").reading).toMatchObject({ state: "set", value: "refuse" })
   })
 
   it("decodes UTF-16LE with its mark", () => {
-    const text = '{"crossSessionInbound":"accept"}'
+    const text = "{\"crossSessionInbound\":\"accept\"}"
     const utf16 = new Uint8Array([0xff, 0xfe, ...Array.from(text).flatMap((c) => [c.charCodeAt(0), 0])])
     expect(fileOutcome("userSettings", "/u/s.json", { _tag: "Bytes", bytes: utf16 }).reading).toMatchObject({
       state: "set",
@@ -28,7 +28,7 @@ describe("fileOutcome", () => {
   })
 
   it("reads empty, white space and a document without the key as absent", () => {
-    for (const text of ["", "  \n\t", "{}", '{"model":"x"}']) expect(read(text).reading.state).toBe("absent")
+    for (const text of ["", "  \n\t", "{}", "{\"model\":\"x\"}"]) expect(read(text).reading.state).toBe("absent")
   })
 
   it("reads any other value as invalid_value, keeping the value to show", () => {
@@ -42,7 +42,7 @@ describe("fileOutcome", () => {
   })
 
   it("takes the last of duplicate members, as JSON.parse does", () => {
-    expect(read('{"crossSessionInbound":"refuse","crossSessionInbound":"accept"}').reading.value).toBe("accept")
+    expect(read("{\"crossSessionInbound\":\"refuse\",\"crossSessionInbound\":\"accept\"}").reading.value).toBe("accept")
   })
 
   it("cuts a long invalid value short", () => {
@@ -61,8 +61,8 @@ describe("fileOutcome", () => {
   })
 
   it("skips a file that is not JSON, or not an object, with the reason and no value", () => {
-    expect(read('{"crossSessionInbound": "refuse",,}').reading).toMatchObject({ state: "invalid", problem: "invalid_json", value: null })
-    for (const text of ["[]", "null", '"hold"', "3"]) {
+    expect(read("{\"crossSessionInbound\": \"refuse\",,}").reading).toMatchObject({ state: "invalid", problem: "invalid_json", value: null })
+    for (const text of ["[]", "null", "\"hold\"", "3"]) {
       expect(read(text).reading).toMatchObject({ state: "invalid", problem: "not_an_object", value: null })
     }
   })
@@ -79,9 +79,9 @@ describe("fileOutcome", () => {
   })
 
   it("reports the file's env value for the kill switch, none for a skipped file, unknown for an unread one", () => {
-    expect(read('{"env":{"CLAUDE_CODE_HARBOR_KITE":"0"}}').killSwitch).toBe("0")
-    expect(read('{"env":{"CLAUDE_CODE_HARBOR_KITE":"0"},}').killSwitch).toBeUndefined()
-    expect(read('{"crossSessionInbound":"Hold","env":{"CLAUDE_CODE_HARBOR_KITE":"no"}}').killSwitch).toBe("no")
+    expect(read("{\"env\":{\"CLAUDE_CODE_HARBOR_KITE\":\"0\"}}").killSwitch).toBe("0")
+    expect(read("{\"env\":{\"CLAUDE_CODE_HARBOR_KITE\":\"0\"},}").killSwitch).toBeUndefined()
+    expect(read("{\"crossSessionInbound\":\"Hold\",\"env\":{\"CLAUDE_CODE_HARBOR_KITE\":\"no\"}}").killSwitch).toBe("no")
     expect(fileOutcome("userSettings", "/u/s.json", { _tag: "Failed", reason: "EIO" }).killSwitch).toBeNull()
   })
 

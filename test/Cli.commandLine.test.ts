@@ -30,8 +30,7 @@ fs.writeFileSync(
 const control = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/
 const ansi = "\u001b["
 
-const usageJson = (stdout: string): { reason: string; message: string } =>
-  (JSON.parse(stdout) as { error: { reason: string; message: string } }).error
+const usageJson = (stdout: string): { reason: string; message: string } => (JSON.parse(stdout) as { error: { reason: string; message: string } }).error
 
 describe("usage errors never pass an argument's control characters to the terminal", { timeout: 60_000 }, () => {
   // OSC 52 asks the terminal to put text on the clipboard; CSI 2J clears the screen; a bare line break could forge a line.
@@ -124,7 +123,12 @@ describe("a missing option value is a usage error, in both spellings", { timeout
   })
 
   it("an option given twice, or a flag given a value, is a usage error", () => {
-    for (const args of [["list", "--json", "--json"], ["--claude-home", home, "list", "--claude-home", home], ["resolve", "--name", "a", "--name=b"], ["list", "--json=yes"]]) {
+    for (
+      const args of [["list", "--json", "--json"], ["--claude-home", home, "list", "--claude-home", home], ["resolve", "--name", "a", "--name=b"], [
+        "list",
+        "--json=yes"
+      ]]
+    ) {
       const run = runCli(args)
       expect(run.status, args.join(" ")).toBe(2)
       expect(run.stderr, args.join(" ")).toMatch(/given twice|takes no value/)
@@ -304,7 +308,8 @@ describe("a Claude home that does not exist", { timeout: 60_000 }, () => {
       child.stderr.on("data", (data) => {
         stderr += data
         if (stderr.includes("\n")) resolve()
-      }))
+      })
+    )
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
     // Not a measurement: a watch that never says anything must fail this test rather than hang it.
     const silent = setTimeout(() => child.kill("SIGKILL"), 20_000)

@@ -10,14 +10,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, FastCheck as fc } from "effect"
-import { readArgv } from "../src/cli/Argv.js"
-import { type CommandSpec, commandTree, placesOf } from "../src/cli/CompletionTree.js"
-import { runArguments } from "../src/cli/CommandLine.js"
-import { Runner } from "../src/cli/Root.js"
 import { parserEnvironment } from "../command/src/CommandLine.js"
-import type { Invocation } from "../src/cli/Invocation.js"
 import { recognize } from "../command/src/Recognize.js"
+import { readArgv } from "../src/cli/Argv.js"
+import { runArguments } from "../src/cli/CommandLine.js"
+import { type CommandSpec, commandTree, placesOf } from "../src/cli/CompletionTree.js"
+import type { Invocation } from "../src/cli/Invocation.js"
 import { UsageError } from "../src/cli/Report.js"
+import { Runner } from "../src/cli/Root.js"
 
 type Outcome =
   | { readonly _tag: "invocation"; readonly invocation: Invocation }
@@ -127,9 +127,34 @@ const commandLine = fc
     return [...(homeAfter ? [] : root), ...early, ...command.path.map((word) => [word]), ...late, ...(homeAfter ? root : [])].flat()
   })
 
-const pool = ["--help", "-h", "--", "--bogus", "extra", "-x", "--json", "--json=yes", "--claude-home", "--name", "--interval", "--expect-revision", "settings", "list", "get", "", "--allow-shared-name", "--name=", "=", "-"]
+const pool = [
+  "--help",
+  "-h",
+  "--",
+  "--bogus",
+  "extra",
+  "-x",
+  "--json",
+  "--json=yes",
+  "--claude-home",
+  "--name",
+  "--interval",
+  "--expect-revision",
+  "settings",
+  "list",
+  "get",
+  "",
+  "--allow-shared-name",
+  "--name=",
+  "=",
+  "-"
+]
 
-type Edit = { readonly _tag: "insert"; readonly at: number; readonly word: string } | { readonly _tag: "delete" | "swap"; readonly at: number; readonly other: number }
+type Edit = { readonly _tag: "insert"; readonly at: number; readonly word: string } | {
+  readonly _tag: "delete" | "swap"
+  readonly at: number
+  readonly other: number
+}
 
 const edit: fc.Arbitrary<Edit> = fc.oneof(
   fc.record({ _tag: fc.constant("insert" as const), at: fc.nat(), word: fc.oneof(fc.constantFrom(...pool), value) }),
@@ -152,7 +177,8 @@ const perturbed = (args: ReadonlyArray<string>, edits: ReadonlyArray<Edit>): Rea
 
 const argv = fc.tuple(commandLine, fc.array(edit, { minLength: 1, maxLength: 3 }), fc.boolean()).map(([args, edits, keep]) =>
   // Half the runs as documented; the other half perturbed.
-  keep ? args : perturbed(args, edits))
+  keep ? args : perturbed(args, edits)
+)
 
 describe("the recognizer and the full parser", () => {
   it("agree on every invocation the recognizer makes, and on --json", { timeout: 120_000 }, async () => {

@@ -3,10 +3,10 @@
  * the contract's output shapes, exit codes, home resolution and terminal safety.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { spawn, spawnSync } from "node:child_process"
 import { binPath, runCli } from "./support/cli.js"
 import { recordText } from "./support/records.js"
 import { killAndReap, startSleeper, startTimeOf } from "./support/worlds.js"
@@ -49,8 +49,25 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
     expect(sessions.map((s) => s.pid)).toEqual([a.pid, b.pid].sort((x, y) => x - y))
     const alpha = sessions.find((s) => s.name === "alpha")!
     expect(Object.keys(alpha)).toEqual([
-      "pid", "sessionId", "name", "address", "cwd", "socketPath", "status", "rawStatus", "statusUpdatedAtMs", "updatedAtMs",
-      "startedAtMs", "kind", "entrypoint", "nameSource", "waitingFor", "jobId", "version", "tmux", "file"
+      "pid",
+      "sessionId",
+      "name",
+      "address",
+      "cwd",
+      "socketPath",
+      "status",
+      "rawStatus",
+      "statusUpdatedAtMs",
+      "updatedAtMs",
+      "startedAtMs",
+      "kind",
+      "entrypoint",
+      "nameSource",
+      "waitingFor",
+      "jobId",
+      "version",
+      "tmux",
+      "file"
     ])
     expect(alpha).toMatchObject({ status: "busy", rawStatus: "busy", socketPath: `/tmp/cc-socks/${a.pid}.sock`, waitingFor: null })
     expect(sessions.find((s) => s.name === "beta")).toMatchObject({ status: "idle", rawStatus: "shell" })
@@ -201,8 +218,7 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
     const fakeUser = path.join(tmp, "user")
     fs.mkdirSync(path.join(fakeUser, ".claude"), { recursive: true })
     fs.cpSync(path.join(home, "sessions"), path.join(fakeUser, ".claude", "sessions"), { recursive: true })
-    const count = (args: Array<string>, env: NodeJS.ProcessEnv) =>
-      (JSON.parse(runCli([...args, "list", "--json"], env).stdout) as Array<unknown>).length
+    const count = (args: Array<string>, env: NodeJS.ProcessEnv) => (JSON.parse(runCli([...args, "list", "--json"], env).stdout) as Array<unknown>).length
     expect(count(["--claude-home", other], { CLAUDE_CONFIG_DIR: home, HOME: fakeUser })).toBe(0)
     expect(count([], { CLAUDE_CONFIG_DIR: home, HOME: fakeUser })).toBe(2)
     expect(count([], { CLAUDE_CONFIG_DIR: other, HOME: fakeUser })).toBe(0)

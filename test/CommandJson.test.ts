@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, FastCheck as fc, Schema } from "effect"
+import { InspectRow, inspectRow } from "../src/cli/Render.js"
 import { Session, sessionJson } from "../src/domain/Session.js"
 import { makeSettingsView, SettingsView } from "../src/domain/Settings.js"
 import { RegistryEntry } from "../src/domain/Verdict.js"
-import { InspectRow, inspectRow } from "../src/cli/Render.js"
 
 const json = (value: unknown) => JSON.stringify(value)
 

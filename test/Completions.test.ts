@@ -43,11 +43,9 @@ const setups = Object.fromEntries(installed.map((shell): [Shell, CompletionRun] 
 }))
 
 /** What each installed shell offers after `claude-peers WORDS…`; the last word is the one being completed. */
-const offeredAfter = (...words: ReadonlyArray<string>) =>
-  Object.fromEntries(installed.map((shell) => [shell, offered(shell, setups[shell]!, words)]))
+const offeredAfter = (...words: ReadonlyArray<string>) => Object.fromEntries(installed.map((shell) => [shell, offered(shell, setups[shell]!, words)]))
 
-const inEveryShell = (...candidates: ReadonlyArray<string>) =>
-  Object.fromEntries(installed.map((shell) => [shell, [...candidates].sort()]))
+const inEveryShell = (...candidates: ReadonlyArray<string>) => Object.fromEntries(installed.map((shell) => [shell, [...candidates].sort()]))
 
 const subcommands = ["inspect", "list", "policy", "resolve", "settings", "watch"]
 
@@ -104,7 +102,7 @@ describe("claude-peers --completions", { timeout: 60_000 }, () => {
   it("every spelling of --completions bash prints one script, which bash also runs in POSIX mode (as sh)", () => {
     const bash = scriptOf("bash")
     expect([scriptOf("sh"), runCli(["--completions=bash"]).stdout, runCli(["list", "--completions", "bash"]).stdout]).toEqual([bash, bash, bash])
-    const posix = spawnSync("bash", ["--posix", "--norc", "-c", 'source "$1" && complete -p claude-peers', "bash", path.join(tmp, "claude-peers.bash")], {
+    const posix = spawnSync("bash", ["--posix", "--norc", "-c", "source \"$1\" && complete -p claude-peers", "bash", path.join(tmp, "claude-peers.bash")], {
       encoding: "utf8"
     })
     expect(posix.stderr).toBe("")
@@ -159,7 +157,9 @@ const parserFacts = (node: DescriptorNode, at: string): ReadonlyArray<string> =>
     n.names.flatMap((name) =>
       name.startsWith("-")
         ? [`${at}: ${name}${n.acceptedValues._tag === "Some" ? " VALUE" : ""}`]
-        : isChoice(n) ? [`${at}: argument ${n.acceptedValues.value}`] : []
+        : isChoice(n)
+        ? [`${at}: argument ${n.acceptedValues.value}`]
+        : []
     )
   )
   return [

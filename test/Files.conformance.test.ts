@@ -4,8 +4,8 @@
  * only worth shipping while it fails where a disk fails. Then what only the memory tree has: its
  * fault injection, its permission model, its fixture methods.
  */
-import { describe, expect, it } from "@effect/vitest"
 import type { PlatformError } from "@effect/platform/Error"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, Schedule, Stream } from "effect"
 import { execFileSync } from "node:child_process"
 import * as NFS from "node:fs"
@@ -14,8 +14,8 @@ import * as Path from "node:path"
 import * as FilesMemory from "../src/layers/FilesMemory.js"
 import * as FilesNode from "../src/layers/FilesNode.js"
 import { makeMemoryTree } from "../src/layers/MemoryTree.js"
-import { stagedForOtherUsers } from "./support/staged.js"
 import { filesConformance, layerFixtureNode, layerMemory } from "../src/testing/FilesConformance.js"
+import { stagedForOtherUsers } from "./support/staged.js"
 
 const KiB = 1024
 
@@ -38,7 +38,7 @@ describe("Files (memory) fault injection and permissions", () => {
 
   it.effect("an operation does its work when run, not when built", () =>
     Effect.gen(function*() {
-      const { memory, files } = setup()
+      const { files, memory } = setup()
       const read = files.readBounded(settings, large)
       const write = files.writeNewFile("/home/u/lock", encode("x"), 0o600)
       memory.writeFile(settings, "{}")
@@ -50,7 +50,7 @@ describe("Files (memory) fault injection and permissions", () => {
 
   it.effect("tearNextReads shows a prefix to the next reads only", () =>
     Effect.gen(function*() {
-      const { memory, files } = setup()
+      const { files, memory } = setup()
       memory.writeFile(settings, "{\"a\":1}")
       memory.tearNextReads(settings, 3, 2)
       expect(yield* files.readBounded(settings, large)).toEqual({ _tag: "Read", bytes: encode("{\"a") })
@@ -61,7 +61,7 @@ describe("Files (memory) fault injection and permissions", () => {
 
   it.effect("onBeforeReplace runs one queued hook per replace, before the re-read", () =>
     Effect.gen(function*() {
-      const { memory, files } = setup()
+      const { files, memory } = setup()
       const source = "/home/u/.claude/new.tmp"
       memory.writeFile(settings, "{}")
       memory.writeFile(source, "{\"ours\":1}")
@@ -84,7 +84,7 @@ describe("Files (memory) fault injection and permissions", () => {
 
   it.effect("onAfterRead runs right after a read returned, so the read saw the old bytes", () =>
     Effect.gen(function*() {
-      const { memory, files } = setup()
+      const { files, memory } = setup()
       memory.writeFile(settings, "{}")
       memory.onAfterRead((path) => memory.writeFile(path, "{\"edited\":1}"))
       expect(yield* files.readBounded(settings, large)).toEqual({ _tag: "Read", bytes: encode("{}") })
@@ -94,7 +94,7 @@ describe("Files (memory) fault injection and permissions", () => {
 
   it.effect("setUnreadable fails reads with PermissionDenied but not stat", () =>
     Effect.gen(function*() {
-      const { memory, files } = setup()
+      const { files, memory } = setup()
       memory.writeFile(settings, "{}", 0o600)
       memory.setUnreadable(settings)
       expect(reasonOf(yield* Effect.flip(files.readBounded(settings, large)))).toBe("PermissionDenied")
@@ -105,7 +105,7 @@ describe("Files (memory) fault injection and permissions", () => {
 
   it.effect("permission bits are enforced as for a non-root user", () =>
     Effect.gen(function*() {
-      const { memory, files } = setup()
+      const { files, memory } = setup()
       const home = "/home/u/.claude"
       memory.writeFile(settings, "{}", 0o200)
       expect(reasonOf(yield* Effect.flip(files.readBounded(settings, large)))).toBe("PermissionDenied")
@@ -113,8 +113,7 @@ describe("Files (memory) fault injection and permissions", () => {
       memory.writeFile(`${home}/new.tmp`, "{\"a\":1}")
 
       memory.chmod(home, 0o555)
-      const denied = (effect: Effect.Effect<unknown, PlatformError>) =>
-        Effect.map(Effect.flip(effect), reasonOf)
+      const denied = (effect: Effect.Effect<unknown, PlatformError>) => Effect.map(Effect.flip(effect), reasonOf)
       expect(yield* denied(files.writeNewFile(`${home}/lock`, encode("x"), 0o600))).toBe("PermissionDenied")
       expect(yield* denied(files.removeFile(`${home}/new.tmp`))).toBe("PermissionDenied")
       expect(yield* denied(files.replaceIfUnchanged(`${home}/new.tmp`, settings, encode("{}"), KiB))).toBe(
@@ -134,7 +133,7 @@ describe("Files (memory) fault injection and permissions", () => {
 
   it.effect("relative links resolve from the link's directory, through `..`", () =>
     Effect.gen(function*() {
-      const { memory, files } = setup()
+      const { files, memory } = setup()
       memory.writeFile("/home/u/dotfiles/settings.json", "{}")
       memory.symlink("../dotfiles/./settings.json", settings)
       expect(yield* files.readBounded(settings, { maxBytes: KiB, followLinks: true })).toEqual({
@@ -168,7 +167,7 @@ describe("Files (memory) fault injection and permissions", () => {
 
   it.live("watch emits for every mutation of an entry and ends when its directory goes", () =>
     Effect.gen(function*() {
-      const { memory, files } = setup()
+      const { files, memory } = setup()
       const sessions = "/home/u/.claude/sessions"
       const events = yield* Effect.fork(Stream.runCollect(files.watch(sessions)))
       yield* Effect.sleep("20 millis")
@@ -256,7 +255,10 @@ describe.runIf(canSwitchUser)("Files (node, as uid 1000 through setpriv)", () =>
   // Bundled into a copy that uid 1000 can read wherever this checkout is.
   const staged = stagedForOtherUsers()
   const filesNode = Path.resolve(import.meta.dirname, "../src/layers/FilesNode.ts")
-  const script = () => staged.script("files-as-user", `
+  const script = () =>
+    staged.script(
+      "files-as-user",
+      `
     import { make } from ${JSON.stringify(filesNode)}
     import { Effect } from "effect"
     import * as fs from "node:fs"
@@ -271,7 +273,8 @@ describe.runIf(canSwitchUser)("Files (node, as uid 1000 through setpriv)", () =>
       directory: await outcome(files.makeDirectory(dir + "/a/b", 0o700, { uid: 65534, gid: 65534 })),
       left: fs.readdirSync(dir).sort()
     }
-    process.stdout.write(JSON.stringify(result))`)
+    process.stdout.write(JSON.stringify(result))`
+    )
 
   it("a chown it may not make is PermissionDenied (fchown), and leaves nothing behind", () => {
     const dir = NFS.mkdtempSync(Path.join(OS.tmpdir(), "claude-peers-files-user-"))

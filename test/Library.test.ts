@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Library from "claude-peers"
-import { InvalidJson, NotLive, Registry, Settings, setPolicy, Watch } from "claude-peers"
+import { InvalidJson, NotLive, Registry, setPolicy, Settings, Watch } from "claude-peers"
 import * as Cli from "claude-peers/cli"
 import * as Node from "claude-peers/node"
 import { layerNode } from "claude-peers/node"
@@ -111,8 +111,7 @@ describe("the package entries", () => {
    * making the error waited for something (as loading its class with `import()` would).
    */
   describe("a failing operation run with Effect.runSyncExit", () => {
-    const failureOf = <A, E>(exit: Exit.Exit<A, E>): unknown =>
-      Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : exit
+    const failureOf = <A, E>(exit: Exit.Exit<A, E>): unknown => Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : exit
 
     it("Registry.resolve of an unknown id on the memory layers fails with NotLive", () => {
       const world = makeMemoryWorld()

@@ -86,7 +86,9 @@ describe("the mounted command", () => {
       world.tree.makeDirectory(other, 0o700)
       world.tree.makeDirectory(`${other}/sessions`, 0o700)
       const proc = register(world, "other-session", `${other}/sessions`)
-      for (const args of [["list", "--claude-home", other, "--json"], ["--claude-home", other, "list", "--json"], ["list", "--json", `--claude-home=${other}`]]) {
+      for (
+        const args of [["list", "--claude-home", other, "--json"], ["--claude-home", other, "list", "--json"], ["list", "--json", `--claude-home=${other}`]]
+      ) {
         const { exit, stdout } = yield* run(world, ["claude-peers", ...args])
         expect(exitCodeOf(exit), args.join(" ")).toBe(0)
         expect((JSON.parse(stdout[0]!) as Array<{ pid: number }>).map(({ pid }) => pid), args.join(" ")).toEqual([proc.pid])

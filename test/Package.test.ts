@@ -159,7 +159,9 @@ describe("the packed package in a consumer project", { timeout: 240_000 }, () =>
   })
 
   it("the testing example's own tests pass with @effect/vitest", () => {
-    const result = run(process.execPath, [path.join(consumer, "node_modules", "vitest", "vitest.mjs"), "run", "testing", "--exclude", "dist/**"], { cwd: consumer })
+    const result = run(process.execPath, [path.join(consumer, "node_modules", "vitest", "vitest.mjs"), "run", "testing", "--exclude", "dist/**"], {
+      cwd: consumer
+    })
     expect(result.status, result.stdout + result.stderr).toBe(0)
     // Every test of the example ran and passed (the count is the example's, read from the file).
     const declared = (fs.readFileSync(path.join(consumer, "testing", "router.test.ts"), "utf8").match(/^\s+it\.effect(\.prop)?\(/gm) ?? []).length

@@ -66,7 +66,8 @@ describe("the peers' check at import", () => {
       expect(result.stdout).toBe("")
       expect(result.stderr).not.toContain("Cannot find module")
       const range = manifest.peerDependencies["effect"]
-      const sentence = `claude-peers ${manifest.version} runs on Effect 3 and needs effect ${range} (this application has 4.0.0): install effect@${range} beside it.`
+      const sentence =
+        `claude-peers ${manifest.version} runs on Effect 3 and needs effect ${range} (this application has 4.0.0): install effect@${range} beside it.`
       expect(result.stderr, entry).toContain(sentence)
     }
   })
@@ -74,7 +75,9 @@ describe("the peers' check at import", () => {
   it("an effect 3 older than the range, and no effect at all, are named as such", () => {
     const range = manifest.peerDependencies["effect"]!
     const old = importIn(project("effect-3-old", "3.10.0"), "claude-peers")
-    expect(old.stderr).toContain(`claude-peers ${manifest.version} runs on Effect 3 and needs effect ${range} (this application has 3.10.0): install effect@${range} beside it.`)
+    expect(old.stderr).toContain(
+      `claude-peers ${manifest.version} runs on Effect 3 and needs effect ${range} (this application has 3.10.0): install effect@${range} beside it.`
+    )
     const none = importIn(project("no-effect", "absent"), "claude-peers/node")
     expect(none.stderr).toContain(`needs effect ${range} (not installed): install effect@${range} beside it.`)
   })

@@ -4,16 +4,16 @@
  * `claude` run by node). JSON shapes, exit codes and refusals, terminal-safe human output, the
  * fast recognizer against the full parser, and a process whose environment this user may not read.
  */
-import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Command from "@effect/cli/Command"
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { Invocation } from "../src/cli/Invocation.js"
 import { recognize } from "../command/src/Recognize.js"
+import type { Invocation } from "../src/cli/Invocation.js"
 import { commandTree, Runner } from "../src/cli/Root.js"
 import { runCli } from "./support/cli.js"
 import { recordText } from "./support/records.js"
@@ -103,7 +103,7 @@ type PolicyJson = {
 describe("claude-peers policy", { timeout: 120_000 }, () => {
   it("--json: an array of the contract's objects, sorted by pid, one per live session", async () => {
     const home = makeHome("accept")
-    const a = await startSession(home, { name: "alpha", args: ["--settings", '{"crossSessionInbound":"refuse"}'] })
+    const a = await startSession(home, { name: "alpha", args: ["--settings", "{\"crossSessionInbound\":\"refuse\"}"] })
     const b = await startSession(home, { name: "beta" })
     fs.writeFileSync(path.join(home, "sessions", "999999.json"), recordText(999999, { name: "ghost" }))
     const run = runCli(["--claude-home", home, "policy", "--json", "--managed-dir", managed])
@@ -159,8 +159,8 @@ describe("claude-peers policy", { timeout: 120_000 }, () => {
     const home = makeHome("accept")
     const dir = path.join(tmp, "managed-dropins")
     fs.mkdirSync(path.join(dir, "managed-settings.d"), { recursive: true })
-    fs.writeFileSync(path.join(dir, "managed-settings.json"), '{"crossSessionInbound":"accept"}')
-    fs.writeFileSync(path.join(dir, "managed-settings.d", "10-hold.json"), '{"crossSessionInbound":"hold"}')
+    fs.writeFileSync(path.join(dir, "managed-settings.json"), "{\"crossSessionInbound\":\"accept\"}")
+    fs.writeFileSync(path.join(dir, "managed-settings.d", "10-hold.json"), "{\"crossSessionInbound\":\"hold\"}")
     await startSession(home, { name: "managed" })
     const run = runCli(["--claude-home", home, "policy", "--managed-dir", dir, "--json"])
     const [policy] = JSON.parse(run.stdout) as Array<PolicyJson>
@@ -175,7 +175,7 @@ describe("claude-peers policy", { timeout: 120_000 }, () => {
     const home = makeHome("accept")
     const project = path.join(tmp, "project")
     fs.mkdirSync(path.join(project, ".claude"), { recursive: true })
-    fs.writeFileSync(path.join(project, ".claude", "settings.local.json"), '{"crossSessionInbound":"hold"}')
+    fs.writeFileSync(path.join(project, ".claude", "settings.local.json"), "{\"crossSessionInbound\":\"hold\"}")
     const tightened = await startSession(home, { name: "tight", cwd: project })
     const excluded = await startSession(home, { name: "open", cwd: project, args: ["--setting-sources", "user"] })
     const all = JSON.parse(runCli(["--claude-home", home, "policy", "--json", "--managed-dir", managed]).stdout) as Array<PolicyJson>
@@ -294,7 +294,12 @@ describe("policy's spellings: the fast recognizer and the full parser agree", ()
   })
 
   it("what the recognizer leaves alone is the parser's: both given, repeated options, unknown options", () => {
-    for (const args of [["policy", "sess-1", "--name", "api"], ["policy", "--json", "--json"], ["policy", "--bogus"], ["policy", "a", "b"], ["policy", "--managed-dir"]]) {
+    for (
+      const args of [["policy", "sess-1", "--name", "api"], ["policy", "--json", "--json"], ["policy", "--bogus"], ["policy", "a", "b"], [
+        "policy",
+        "--managed-dir"
+      ]]
+    ) {
       expect(recognize(args), args.join(" ")).toBeUndefined()
     }
   })

@@ -95,8 +95,7 @@ const mergedValue = (readings: ReadonlyArray<SourceReading>): InboundPolicy | nu
   return result
 }
 
-const droppedInvalid = (e: PolicyEvidence) =>
-  e.readings.some((r) => r.source !== "policySettings" && r.problem === "invalid_value")
+const droppedInvalid = (e: PolicyEvidence) => e.readings.some((r) => r.source !== "policySettings" && r.problem === "invalid_value")
 
 const strictest = (values: ReadonlyArray<InboundPolicy>): InboundPolicy | null =>
   values.reduce<InboundPolicy | null>((a, b) => (a === null || rank[b] > rank[a] ? b : a), null)
@@ -133,10 +132,19 @@ const completions = (e: PolicyEvidence): ReadonlyArray<PolicyEvidence> => {
   }
   const exclusions: ReadonlyArray<ReadonlyArray<SettingsSource>> = e.settingSourcesKnown
     ? [[]]
-    : [[], ["userSettings"], ["localSettings"], ["projectSettings"], ["userSettings", "localSettings"], [
-      "userSettings",
-      "projectSettings"
-    ], ["localSettings", "projectSettings"], folderSources]
+    : [
+      [],
+      ["userSettings"],
+      ["localSettings"],
+      ["projectSettings"],
+      ["userSettings", "localSettings"],
+      [
+        "userSettings",
+        "projectSettings"
+      ],
+      ["localSettings", "projectSettings"],
+      folderSources
+    ]
   const sourceChoices = exclusions.map((excluded) => new Set<SettingsSource>(excluded))
   const kills: ReadonlyArray<KillSwitch["state"]> = e.killSwitch.state === "unknown" ? ["on", "off"] : [e.killSwitch.state]
   return partial.flatMap((readings) =>
@@ -228,9 +236,8 @@ describe("the policy decision, over generated evidence", () => {
   it("never credits a source it could not read", () => {
     fc.assert(
       fc.property(anything, (e) => {
-        const { effective, decidedBy } = decidePolicy(e)
-        const read = (source: SettingsSource) =>
-          of(e, source).filter((r) => r.state !== "unreadable" && r.state !== "not_applicable")
+        const { decidedBy, effective } = decidePolicy(e)
+        const read = (source: SettingsSource) => of(e, source).filter((r) => r.state !== "unreadable" && r.state !== "not_applicable")
         switch (decidedBy) {
           case "policySettings":
           case "flagSettings":

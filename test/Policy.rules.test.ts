@@ -40,7 +40,7 @@ describe("precedence: managed, then --settings, then the user's settings decide 
   })
 
   it("--settings JSON text counts like a file", () => {
-    const text = '{"crossSessionInbound":"refuse"}'
+    const text = "{\"crossSessionInbound\":\"refuse\"}"
     expect(answer({
       cmdline: ["claude", "--settings", text],
       flag: { path: null, read: { _tag: "Bytes", bytes: bytes(text) } },
@@ -49,7 +49,7 @@ describe("precedence: managed, then --settings, then the user's settings decide 
   })
 
   it("--settings JSON text Claude Code could not parse means this process read something else", () => {
-    const text = '{"crossSessionInbound":"refuse",}'
+    const text = "{\"crossSessionInbound\":\"refuse\",}"
     const policy = sessionPolicyOf(session({
       cmdline: ["claude", "--settings", text],
       flag: { path: null, read: { _tag: "Bytes", bytes: bytes(text) } },
@@ -159,7 +159,7 @@ describe("an unrecognized value", () => {
   })
 
   it("is not the same as a file that is not JSON: that file is skipped and holds nothing", () => {
-    expect(answer({ user: textFile(userFile, '{"crossSessionInbound": "refuse",,}') })).toMatchObject({
+    expect(answer({ user: textFile(userFile, "{\"crossSessionInbound\": \"refuse\",,}") })).toMatchObject({
       effective: null,
       decidedBy: "default",
       certainty: "certain"
@@ -220,7 +220,7 @@ describe("the kill switch CLAUDE_CODE_HARBOR_KITE", () => {
   })
 
   it("is turned off by .claude.json's env", () => {
-    const globalConfig = textFile("/home/u/.claude.json", '{"env":{"CLAUDE_CODE_HARBOR_KITE":"false"}}')
+    const globalConfig = textFile("/home/u/.claude.json", "{\"env\":{\"CLAUDE_CODE_HARBOR_KITE\":\"false\"}}")
     expect(answer({ globalConfig: [globalConfig], user: settingsFile(userFile, "accept") }).decidedBy).toBe("disabled")
   })
 })

@@ -46,7 +46,7 @@ const textOf = (intent: FileIntent): string | undefined => {
     case "unrecognized":
       return JSON.stringify({ crossSessionInbound: intent.raw })
     case "broken":
-      return '{"crossSessionInbound": "refuse",,}'
+      return "{\"crossSessionInbound\": \"refuse\",,}"
   }
 }
 

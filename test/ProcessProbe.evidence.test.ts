@@ -12,7 +12,7 @@ import * as path from "node:path"
 import { read } from "../src/domain/Observed.js"
 import { layer as layerMemory, makeMemoryProcesses } from "../src/layers/ProcessProbeMemory.js"
 import { makeNode, psArguments, splitNul } from "../src/layers/ProcessProbeNode.js"
-import { ProcessProbe, type ProcessEvidence } from "../src/services/ProcessProbe.js"
+import { type ProcessEvidence, ProcessProbe } from "../src/services/ProcessProbe.js"
 import { killAndReap } from "./support/worlds.js"
 
 interface Launched {
@@ -36,7 +36,7 @@ const suite = (name: string, make: () => Controller) =>
     const controller = make()
 
     it("a process's arguments, environment and working directory, as it was started", async () => {
-      const args = ["--settings", '{"crossSessionInbound": "hold"}', "--setting-sources", "", "two words"]
+      const args = ["--settings", "{\"crossSessionInbound\": \"hold\"}", "--setting-sources", "", "two words"]
       const launched = await controller.launch(args, { CLAUDE_CODE_HARBOR_KITE: "0", EMPTY: "", WITH_EQUALS: "a=b" }, controller.folder)
       const evidence = await evidenceOf(controller.layer, launched.pid)
       expect(evidence.arguments).toEqual(read(launched.argv))
@@ -110,7 +110,7 @@ describe("process evidence on macOS (ps) and elsewhere", () => {
     expect(evidence.arguments).toEqual(read(plain.argv))
     expect(evidence.environment._tag).toBe("Unreadable")
     expect(evidence.workingDirectory._tag).toBe("Unreadable")
-    const settings = await launchNode(["--settings", '{"crossSessionInbound": "hold"}'], {}, tmp)
+    const settings = await launchNode(["--settings", "{\"crossSessionInbound\": \"hold\"}"], {}, tmp)
     const ambiguous = await evidenceOf(nodeLayer("darwin"), settings.pid)
     expect(ambiguous.arguments).toMatchObject({ _tag: "Unreadable" })
     await killNode(plain.pid)

@@ -12,22 +12,14 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { vi } from "vitest"
 import { layer as layerMemory, makeMemoryProcesses } from "../src/layers/ProcessProbeMemory.js"
-import {
-  listingThreshold,
-  makeNode,
-  parseProcStat,
-  parsePs,
-  procListsEveryProcess,
-  signalZero
-} from "../src/layers/ProcessProbeNode.js"
+import { listingThreshold, makeNode, parseProcStat, parsePs, procListsEveryProcess, signalZero } from "../src/layers/ProcessProbeNode.js"
 import { ProcessProbe, type ProcessState } from "../src/services/ProcessProbe.js"
-import { stagedForOtherUsers } from "./support/staged.js"
 import { layerMemory as layerMemoryWorld, ProcessController, processProbeConformance } from "../src/testing/ProcessProbeConformance.js"
+import { stagedForOtherUsers } from "./support/staged.js"
 
 const root = path.resolve(import.meta.dirname, "..")
 
-const check = (pids: Iterable<number>, startTimeOf: Iterable<number> = []) =>
-  Effect.flatMap(ProcessProbe, (probe) => probe.check(pids, new Set(startTimeOf)))
+const check = (pids: Iterable<number>, startTimeOf: Iterable<number> = []) => Effect.flatMap(ProcessProbe, (probe) => probe.check(pids, new Set(startTimeOf)))
 
 const alive = (startTime?: string): ProcessState => ({
   _tag: "Alive",
@@ -231,8 +223,7 @@ const psLstart = (pid: number): string =>
     .split(/\s+/)
     .join(" ")
 
-const linuxPidDomain = () =>
-  Option.some(`linux:${fs.readFileSync("/etc/machine-id", "utf8").trim()}:${fs.readlinkSync("/proc/self/ns/pid")}`)
+const linuxPidDomain = () => Option.some(`linux:${fs.readFileSync("/etc/machine-id", "utf8").trim()}:${fs.readlinkSync("/proc/self/ns/pid")}`)
 
 const isLinux = process.platform === "linux"
 const hasPs = (() => {
@@ -251,15 +242,18 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
 
   processProbeConformance(
     "conformance",
-    Layer.merge(Layer.succeed(ProcessProbe, makeNode("linux")), Layer.succeed(ProcessController, {
-      spawn: children.spawn(),
-      kill: children.kill,
-      startTime: procStatField22,
-      pidDomain: linuxPidDomain,
-      kills,
-      zombie: children.zombie,
-      self: { pid: process.pid, startTime: procStatField22(process.pid) }
-    }))
+    Layer.merge(
+      Layer.succeed(ProcessProbe, makeNode("linux")),
+      Layer.succeed(ProcessController, {
+        spawn: children.spawn(),
+        kill: children.kill,
+        startTime: procStatField22,
+        pidDomain: linuxPidDomain,
+        kills,
+        zombie: children.zombie,
+        self: { pid: process.pid, startTime: procStatField22(process.pid) }
+      })
+    )
   )
 
   const probe = makeNode("linux")
@@ -293,10 +287,13 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
       // As an unprivileged user, pid 1 (root's) answers EPERM; the probe runs there, bundled into
       // a copy that user can read wherever this checkout is.
       const module = path.join(root, "src", "layers", "ProcessProbeNode.ts")
-      const script = staged.script("signal-zero", `import { signalZero } from ${JSON.stringify(module)}
+      const script = staged.script(
+        "signal-zero",
+        `import { signalZero } from ${JSON.stringify(module)}
         let code = "none"
         try { process.kill(1, 0) } catch (error) { code = error.code }
-        console.log(JSON.stringify({ code, alive: signalZero(1) }))`)
+        console.log(JSON.stringify({ code, alive: signalZero(1) }))`
+      )
       const result = childProcess.spawnSync(
         "/usr/bin/setpriv",
         ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, script],
@@ -457,15 +454,18 @@ describe.runIf((isLinux || process.platform === "darwin") && hasPs)("ProcessProb
 
   processProbeConformance(
     "conformance",
-    Layer.merge(Layer.succeed(ProcessProbe, makeNode("darwin")), Layer.succeed(ProcessController, {
-      spawn: children.spawn(),
-      kill: children.kill,
-      startTime: psLstart,
-      pidDomain: () => Option.none(),
-      kills,
-      zombie: children.zombie,
-      self: { pid: process.pid, startTime: psLstart(process.pid) }
-    }))
+    Layer.merge(
+      Layer.succeed(ProcessProbe, makeNode("darwin")),
+      Layer.succeed(ProcessController, {
+        spawn: children.spawn(),
+        kill: children.kill,
+        startTime: psLstart,
+        pidDomain: () => Option.none(),
+        kills,
+        zombie: children.zombie,
+        self: { pid: process.pid, startTime: psLstart(process.pid) }
+      })
+    )
   )
 
   it.live("lstart is read in UTC, whatever the caller's TZ", () =>

@@ -4,14 +4,7 @@
  * local file beneath it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import {
-  canonicalGitRoot,
-  type GitEntry,
-  linkedGitDir,
-  nearestGitRoot,
-  type ProjectFacts,
-  projectSettingsFiles
-} from "../src/domain/ProjectSettings.js"
+import { canonicalGitRoot, type GitEntry, linkedGitDir, nearestGitRoot, type ProjectFacts, projectSettingsFiles } from "../src/domain/ProjectSettings.js"
 
 const entries = (map: Record<string, GitEntry>) => (folder: string): GitEntry => map[folder] ?? "none"
 

@@ -20,8 +20,8 @@ import {
   describePlan,
   expectedVerdict,
   fileNameOf,
-  filePlan,
   type FilePlan,
+  filePlan,
   maxDetailLength,
   registryPlan,
   terminalUnsafe
@@ -119,7 +119,9 @@ describe("registry fuzz through the built command (Node layer)", () => {
         const built = build(plans)
         const args = json ? [...chosen.args, "--json"] : chosen.args
         const result = await run(built.home, args)
-        const context = `${args.join(" ")}\n${built.files.map((f) => `${JSON.stringify(f.name)}: ${describePlan(f.plan)} → ${f.expected}`).join("\n")}\n${result.stderr.slice(0, 2000)}`
+        const context = `${args.join(" ")}\n${built.files.map((f) => `${JSON.stringify(f.name)}: ${describePlan(f.plan)} → ${f.expected}`).join("\n")}\n${
+          result.stderr.slice(0, 2000)
+        }`
         expect(result.status, context).not.toBe(null)
         expect(result.status, context).not.toBe(1)
         // Human output, and JSON too: its strings carry the same characters as `\uXXXX` escapes.
@@ -237,7 +239,7 @@ describe("registry fuzz through the built command (Node layer)", () => {
         }
         expect(child.exitCode, stderr()).toBe(null)
         expect(stdout(), stderr()).toContain("after")
-        if (json) for (const line of stdout().trimEnd().split("\n")) JSON.parse(line)
+        if (json) { for (const line of stdout().trimEnd().split("\n")) JSON.parse(line) }
         expect(firstUnsafe(stdout())).toBe(null)
       } finally {
         child.kill("SIGTERM")

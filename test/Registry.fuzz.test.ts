@@ -8,11 +8,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, FastCheck as fc, Queue, Schema, Stream, TestClock } from "effect"
-import { SessionEvent } from "../src/domain/SessionEvent.js"
-import { Session } from "../src/domain/Session.js"
-import { describeVerdict } from "../src/domain/Verdict.js"
 import { entriesTable, eventLine, InspectRow, inspectRow, sessionDetails, sessionsTable } from "../src/cli/Render.js"
 import { jsonText, terminalSafe } from "../src/cli/Text.js"
+import { Session } from "../src/domain/Session.js"
+import { SessionEvent } from "../src/domain/SessionEvent.js"
+import { describeVerdict } from "../src/domain/Verdict.js"
 import { Registry } from "../src/services/Registry.js"
 import { Watch } from "../src/services/Watch.js"
 import {
@@ -21,8 +21,8 @@ import {
   describePlan,
   expectedVerdict,
   fileNameOf,
-  filePlan,
   type FilePlan,
+  filePlan,
   maxDetailLength,
   registryPlan,
   terminalUnsafe

@@ -5,10 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
-import type { Session } from "../src/domain/Session.js"
-import type { VerdictName } from "../src/domain/Verdict.js"
 import { normalizeName } from "../src/domain/Names.js"
-import type { RegistryEntry } from "../src/domain/Verdict.js"
+import type { Session } from "../src/domain/Session.js"
+import type { RegistryEntry, VerdictName } from "../src/domain/Verdict.js"
 import { Registry, type ResolveQuery } from "../src/services/Registry.js"
 import { recordText } from "./support/records.js"
 import { makeMemoryRegistry } from "./support/worlds.js"
@@ -248,8 +247,7 @@ describe("registry properties (in-memory layers)", () => {
         const chosen = specs[pick % specs.length]!
         const together = yield* scan(build(specs))
         const alone = yield* scan(build([chosen]))
-        const verdictIn = (entries: typeof together.entries) =>
-          entries.find((e) => e.file.endsWith(`/${fileName(chosen)}`))?.verdict._tag
+        const verdictIn = (entries: typeof together.entries) => entries.find((e) => e.file.endsWith(`/${fileName(chosen)}`))?.verdict._tag
         expect(verdictIn(together.entries)).toBe(verdictIn(alone.entries))
         expect(verdictIn(alone.entries)).toBe(expectedVerdict[chosen.intent])
       }),

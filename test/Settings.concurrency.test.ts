@@ -4,9 +4,9 @@
  * claude-peers), or failing the rename. The clock is the test clock, so the 2 s lock wait is
  * driven, not waited for.
  */
+import { describe, expect, it } from "@effect/vitest"
 import { blake3 } from "@noble/hashes/blake3.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
-import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, FastCheck, Fiber, Option, TestClock } from "effect"
 import { type InboundPolicy, type PolicyChange, resetPolicy, setPolicy } from "../src/domain/Settings.js"
 import { maxMergeRetries, Settings } from "../src/services/Settings.js"
@@ -193,23 +193,25 @@ describe("settings: concurrent writers (memory)", () => {
 
   it.effect("stale locks (dead pid, reused pid, a zombie holder) are broken without waiting", () =>
     Effect.gen(function*() {
-      for (const make of [
-        (home: MemoryHome) => {
-          const { pid } = home.processes.spawn()
-          home.processes.kill(pid)
-          return `${pid} 100\n`
-        },
-        (home: MemoryHome) => {
-          const { pid, startTime } = home.processes.spawn()
-          home.processes.reuse(pid)
-          return `${pid} ${startTime}\n`
-        },
-        (home: MemoryHome) => {
-          const { pid, startTime } = home.processes.spawn()
-          home.processes.exitUnreaped(pid)
-          return `${pid} ${startTime}\n`
-        }
-      ]) {
+      for (
+        const make of [
+          (home: MemoryHome) => {
+            const { pid } = home.processes.spawn()
+            home.processes.kill(pid)
+            return `${pid} 100\n`
+          },
+          (home: MemoryHome) => {
+            const { pid, startTime } = home.processes.spawn()
+            home.processes.reuse(pid)
+            return `${pid} ${startTime}\n`
+          },
+          (home: MemoryHome) => {
+            const { pid, startTime } = home.processes.spawn()
+            home.processes.exitUnreaped(pid)
+            return `${pid} ${startTime}\n`
+          }
+        ]
+      ) {
         const home = makeMemoryHome()
         home.write(".settings.json.claude-peers.lock", make(home))
         expect((yield* inHome(home, update(setPolicy("accept")))).crossSessionInbound).toBe("accept")

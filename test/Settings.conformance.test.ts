@@ -3,20 +3,13 @@
  * against the real OS (a temporary Claude home, real child processes as lock holders). Each test
  * names the contract rule it holds the service to.
  */
+import { describe, expect, it } from "@effect/vitest"
 import { blake3 } from "@noble/hashes/blake3.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
-import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import {
-  emptyRevision,
-  type InboundPolicy,
-  type PolicyChange,
-  resetPolicy,
-  setPolicy,
-  type SettingsView
-} from "../src/domain/Settings.js"
+import { emptyRevision, type InboundPolicy, type PolicyChange, resetPolicy, setPolicy, type SettingsView } from "../src/domain/Settings.js"
 import { Settings } from "../src/services/Settings.js"
 import type { TimingOptions } from "../src/services/Timing.js"
 import { type HomeOptions, makeMemoryHome, makeNodeHome, type SettingsHome } from "./support/settingsHomes.js"
@@ -281,7 +274,7 @@ const suite = (name: string, makeHome: (options?: HomeOptions) => SettingsHome) 
             const after = text(home.read("settings.json"))!
             expect(JSON.parse(after)).toEqual({ a: 1, crossSessionInbound: "accept" })
             expect(after.match(/crossSessionInbound/g)).toHaveLength(1)
-            expect((yield* read)).toEqual(view)
+            expect(yield* read).toEqual(view)
             home.write("settings.json", doc)
             yield* reset()
             expect(text(home.read("settings.json"))).toBe("{\"a\":1}")
@@ -517,7 +510,6 @@ const suite = (name: string, makeHome: (options?: HomeOptions) => SettingsHome) 
     })
 
     describe("the lock", () => {
-
       it.live("a lock whose holder is dead is broken", () =>
         withHome((home) =>
           Effect.gen(function*() {
@@ -576,20 +568,24 @@ const suite = (name: string, makeHome: (options?: HomeOptions) => SettingsHome) 
         ))
 
       it.live("a live holder that lets go within the lock wait is waited for, then the update goes ahead", () =>
-        withHome((home) =>
-          Effect.gen(function*() {
-            const holder = home.spawn()
-            home.write(".settings.json.claude-peers.lock", lockOf(holder.pid, holder.startTime))
-            const fiber = yield* Effect.fork(set("hold"))
-            yield* Effect.sleep("300 millis")
-            // Still waiting, nothing written: the wait outlasts any test.
-            expect(Option.isNone(yield* fiber.poll)).toBe(true)
-            expect(home.exists("settings.json")).toBe(false)
-            home.remove(".settings.json.claude-peers.lock")
-            expect((yield* fiber.await)._tag).toBe("Success")
-            expect(text(home.read("settings.json"))).toBe(fixture("hold"))
-            expect(home.list()).toEqual(["settings.json"])
-          }), undefined, lockWaitOutlasted))
+        withHome(
+          (home) =>
+            Effect.gen(function*() {
+              const holder = home.spawn()
+              home.write(".settings.json.claude-peers.lock", lockOf(holder.pid, holder.startTime))
+              const fiber = yield* Effect.fork(set("hold"))
+              yield* Effect.sleep("300 millis")
+              // Still waiting, nothing written: the wait outlasts any test.
+              expect(Option.isNone(yield* fiber.poll)).toBe(true)
+              expect(home.exists("settings.json")).toBe(false)
+              home.remove(".settings.json.claude-peers.lock")
+              expect((yield* fiber.await)._tag).toBe("Success")
+              expect(text(home.read("settings.json"))).toBe(fixture("hold"))
+              expect(home.list()).toEqual(["settings.json"])
+            }),
+          undefined,
+          lockWaitOutlasted
+        ))
 
       it.live("a lock without a holder's pid (a writer killed between create and write) is broken after the wait", () =>
         withHome((home) =>

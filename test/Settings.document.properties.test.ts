@@ -195,8 +195,34 @@ describe("settings document properties", () => {
   }, 60_000)
 
   const tokens = fc.constantFrom(
-    "{", "}", "[", "]", ",", ":", " ", "\n", "\r\n", "\t", "\"", "\\", "'", "//", "/*", "*/", "\uFEFF", "\u0000",
-    `"${settingsKey}"`, "\"accept\"", "\"a\"", "1", "-0", "1e400", "null", "true", "\"\\ud800\"", "\"\\u12\""
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    " ",
+    "\n",
+    "\r\n",
+    "\t",
+    "\"",
+    "\\",
+    "'",
+    "//",
+    "/*",
+    "*/",
+    "\uFEFF",
+    "\u0000",
+    `"${settingsKey}"`,
+    "\"accept\"",
+    "\"a\"",
+    "1",
+    "-0",
+    "1e400",
+    "null",
+    "true",
+    "\"\\ud800\"",
+    "\"\\u12\""
   )
   const mutation = fc.record({ at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }), op: fc.constantFrom("insert", "replace", "delete") })
   const bytes: fc.Arbitrary<Uint8Array> = fc.oneof(

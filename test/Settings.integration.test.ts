@@ -4,9 +4,9 @@
  * other, and SIGKILL at random moments. The command is `bin/claude-peers.js`, as `npm run build` made it;
  * the update loop that the kill test kills is a bundle of `test/support/settingsUpdateLoop.mjs`.
  */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import { blake3 } from "@noble/hashes/blake3.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as esbuild from "esbuild"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -194,81 +194,84 @@ describe("settings command (built, real OS)", () => {
     expect(fs.readFileSync(home, "utf8")).toBe("x")
   }, 30_000)
 
-  it("20 and more concurrent `settings set` runs while a Claude-Code-like writer keeps writing: none of its keys is lost, every run writes its value or refuses with changed_during_write, nothing is left behind", async () => {
-    const home = makeHome()
-    fs.writeFileSync(settingsOf(home), "{\n  \"model\": \"opus\",\n  \"n\": 1.0\n}\n")
-    const stopFile = path.join(home, "stop")
-    const writer = spawn(process.execPath, [path.join(support, "claude-like-writer.mjs"), settingsOf(home), stopFile, "cc"], {
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    children.push(writer)
-    const writerDone = collect(writer)
-    // The writer says `wrote N` after each rename. A write counts as raced when some run is going
-    // as it is reported: the runs go on until the writer has made `racedWrites` of them, however
-    // fast or slow the machine is.
-    const racedWrites = 4
-    let active = 0
-    let raced = 0
-    let reported = ""
-    writer.stdout!.on("data", (chunk: Buffer) => {
-      reported += chunk.toString()
-      const lines = reported.split("\n")
-      reported = lines.pop()!
-      for (const line of lines) if (line.startsWith("wrote ") && active > 0) raced++
-    })
-    const values = ["accept", "hold", "refuse"]
-    const start = (i: number) => {
-      active++
-      return claudePeers(home, "set", values[i % 3]!, "--json").finally(() => active--)
-    }
-    const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
-    const runs: Array<Promise<Run>> = []
-    // Started 25 ms apart: all twenty overlap (each lives for hundreds of milliseconds), without
-    // twenty Node start-ups at the same instant starving the machine. Then one run at a time
-    // until the writer has raced enough of them.
-    for (let i = 0; i < 20; i++) {
-      runs.push(start(i))
-      await sleep(25)
-    }
-    while (raced < racedWrites) {
-      if (active === 0) runs.push(start(runs.length))
-      await sleep(10)
-    }
-    const results = await Promise.all(runs)
-    fs.writeFileSync(stopFile, "")
-    const report = await writerDone
-    const { unparsable, written } = JSON.parse(report.stdout.trim().split("\n").at(-1)!) as { written: number; unparsable: number }
-    const final = JSON.parse(fs.readFileSync(settingsOf(home), "utf8")) as Record<string, unknown>
-    const lost = Array.from({ length: written }, (_, i) => `cc${i}`).filter((key) => final[key] !== Number(key.slice(2)))
-    console.log(`concurrent: ${results.length} set runs, the other writer wrote ${written} keys (${raced} while runs were going), lost ${lost.length}`)
-    // The contract waits 2 s for a live lock holder and merges five overtaking writes, then
-    // refuses: on a busy machine a run can wait that long, or be overtaken that often. Such a run
-    // must say so; any other answer than that or success is a failure, and some run must have
-    // succeeded.
-    const refused = results.filter((run) => run.code === 5)
-    for (const run of refused) {
-      expect(JSON.parse(run.stdout).error, run.stdout).toMatchObject({ reason: "changed_during_write", expectedRevision: null })
-      expect(["lock_held", "overtaken"], run.stdout).toContain(JSON.parse(run.stdout).error.conflict)
-    }
-    for (const run of results.filter((run) => run.code !== 5)) expect(run.code, run.stdout + run.stderr).toBe(0)
-    console.log(`concurrent: ${results.length - refused.length} runs exited 0, ${refused.length} refused`)
-    expect(refused.length).toBeLessThan(results.length)
-    expect(written).toBeGreaterThanOrEqual(raced)
-    expect(unparsable).toBe(0)
-    expect(lost).toEqual([])
-    expect(final).toMatchObject({ model: "opus", n: 1 })
-    // The value of the last run that wrote is the file's.
-    expect(values).toContain(final.crossSessionInbound)
-    expect(fs.readdirSync(home).sort()).toEqual(["settings.json", "stop"])
-  }, 240_000)
+  it(
+    "20 and more concurrent `settings set` runs while a Claude-Code-like writer keeps writing: none of its keys is lost, every run writes its value or refuses with changed_during_write, nothing is left behind",
+    async () => {
+      const home = makeHome()
+      fs.writeFileSync(settingsOf(home), "{\n  \"model\": \"opus\",\n  \"n\": 1.0\n}\n")
+      const stopFile = path.join(home, "stop")
+      const writer = spawn(process.execPath, [path.join(support, "claude-like-writer.mjs"), settingsOf(home), stopFile, "cc"], {
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      children.push(writer)
+      const writerDone = collect(writer)
+      // The writer says `wrote N` after each rename. A write counts as raced when some run is going
+      // as it is reported: the runs go on until the writer has made `racedWrites` of them, however
+      // fast or slow the machine is.
+      const racedWrites = 4
+      let active = 0
+      let raced = 0
+      let reported = ""
+      writer.stdout!.on("data", (chunk: Buffer) => {
+        reported += chunk.toString()
+        const lines = reported.split("\n")
+        reported = lines.pop()!
+        for (const line of lines) if (line.startsWith("wrote ") && active > 0) raced++
+      })
+      const values = ["accept", "hold", "refuse"]
+      const start = (i: number) => {
+        active++
+        return claudePeers(home, "set", values[i % 3]!, "--json").finally(() => active--)
+      }
+      const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
+      const runs: Array<Promise<Run>> = []
+      // Started 25 ms apart: all twenty overlap (each lives for hundreds of milliseconds), without
+      // twenty Node start-ups at the same instant starving the machine. Then one run at a time
+      // until the writer has raced enough of them.
+      for (let i = 0; i < 20; i++) {
+        runs.push(start(i))
+        await sleep(25)
+      }
+      while (raced < racedWrites) {
+        if (active === 0) runs.push(start(runs.length))
+        await sleep(10)
+      }
+      const results = await Promise.all(runs)
+      fs.writeFileSync(stopFile, "")
+      const report = await writerDone
+      const { unparsable, written } = JSON.parse(report.stdout.trim().split("\n").at(-1)!) as { written: number; unparsable: number }
+      const final = JSON.parse(fs.readFileSync(settingsOf(home), "utf8")) as Record<string, unknown>
+      const lost = Array.from({ length: written }, (_, i) => `cc${i}`).filter((key) => final[key] !== Number(key.slice(2)))
+      console.log(`concurrent: ${results.length} set runs, the other writer wrote ${written} keys (${raced} while runs were going), lost ${lost.length}`)
+      // The contract waits 2 s for a live lock holder and merges five overtaking writes, then
+      // refuses: on a busy machine a run can wait that long, or be overtaken that often. Such a run
+      // must say so; any other answer than that or success is a failure, and some run must have
+      // succeeded.
+      const refused = results.filter((run) => run.code === 5)
+      for (const run of refused) {
+        expect(JSON.parse(run.stdout).error, run.stdout).toMatchObject({ reason: "changed_during_write", expectedRevision: null })
+        expect(["lock_held", "overtaken"], run.stdout).toContain(JSON.parse(run.stdout).error.conflict)
+      }
+      for (const run of results.filter((run) => run.code !== 5)) expect(run.code, run.stdout + run.stderr).toBe(0)
+      console.log(`concurrent: ${results.length - refused.length} runs exited 0, ${refused.length} refused`)
+      expect(refused.length).toBeLessThan(results.length)
+      expect(written).toBeGreaterThanOrEqual(raced)
+      expect(unparsable).toBe(0)
+      expect(lost).toEqual([])
+      expect(final).toMatchObject({ model: "opus", n: 1 })
+      // The value of the last run that wrote is the file's.
+      expect(values).toContain(final.crossSessionInbound)
+      expect(fs.readdirSync(home).sort()).toEqual(["settings.json", "stop"])
+    },
+    240_000
+  )
 
   it("10 guarded runs on one revision: exactly one exits 0, the others 5", async () => {
     const home = makeHome()
     fs.writeFileSync(settingsOf(home), "{\"model\": \"opus\"}\n")
     const revision = JSON.parse((await claudePeers(home, "get", "--json")).stdout).revision as string
     const runs = await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        claudePeers(home, "set", ["accept", "hold", "refuse"][i % 3]!, "--expect-revision", revision, "--json"))
+      Array.from({ length: 10 }, (_, i) => claudePeers(home, "set", ["accept", "hold", "refuse"][i % 3]!, "--expect-revision", revision, "--json"))
     )
     const codes = runs.map((run) => run.code).sort()
     console.log(`guarded: 10 runs on one revision, exit codes ${codes.join(",")}`)

@@ -50,8 +50,7 @@ const asRoot = (name: string, makeHome: (options?: HomeOptions) => SettingsHome)
           expect(home.ownerOf("settings.json")).toEqual({ uid: user.uid, gid: 1001 })
           expect(home.modeOf("settings.json")).toBe(0o640)
           expect(ours(home)).toEqual([])
-        })
-      ))
+        })))
 
     it.live("a new file gets its directory's owner and group, mode 0600", () =>
       withHome(makeHome, (home) =>
@@ -61,8 +60,7 @@ const asRoot = (name: string, makeHome: (options?: HomeOptions) => SettingsHome)
           expect(home.ownerOf("settings.json")).toEqual(user)
           expect(home.modeOf("settings.json")).toBe(0o600)
           expect(ours(home)).toEqual([])
-        })
-      ))
+        })))
 
     it.live("a missing Claude home is created with the owner of the directory it is made in, and so is the file", () =>
       withHome(makeHome, (home) =>
@@ -83,8 +81,7 @@ const asRoot = (name: string, makeHome: (options?: HomeOptions) => SettingsHome)
           home.chown("settings.json", 0, 0)
           yield* set
           expect(home.ownerOf("settings.json")).toEqual({ uid: 0, gid: 0 })
-        })
-      ))
+        })))
   })
 
 asRoot("memory", (options) => makeMemoryHome({ ...options, user: { uid: 0, gid: 0 } }))
@@ -108,8 +105,7 @@ describe("ownership that cannot be kept, run as a user (memory)", () => {
         expect(home.identityOf("settings.json")).toBe(before)
         expect(home.ownerOf("settings.json")).toEqual({ uid: 2000, gid: 2000 })
         expect(ours(home)).toEqual([])
-      })
-    ))
+      })))
 
   it.live("a new file in another user's directory that this user may write is this user's, as anything it creates", () =>
     withHome(makeHome, (home) =>
@@ -120,8 +116,7 @@ describe("ownership that cannot be kept, run as a user (memory)", () => {
         expect(home.ownerOf("settings.json")).toEqual({ uid: user.uid, gid: user.gid })
         expect(home.modeOf("settings.json")).toBe(0o600)
         expect(home.list()).toEqual(["settings.json"])
-      })
-    ))
+      })))
 
   it.live("its own file with one of its groups needs no privilege", () =>
     withHome((options) => makeMemoryHome({ ...options, user: { ...user, groups: [50] } }), (home) =>
@@ -131,8 +126,7 @@ describe("ownership that cannot be kept, run as a user (memory)", () => {
         yield* set
         expect(home.ownerOf("settings.json")).toEqual({ uid: user.uid, gid: 50 })
         expect(home.modeOf("settings.json")).toBe(0o660)
-      })
-    ))
+      })))
 })
 
 /** Whether this machine lets the test run a command as uid 1000 (root, and `setpriv` present). */
@@ -227,4 +221,3 @@ describe.runIf(process.getuid?.() === 0)("the built command on the real OS", () 
     }
   })
 })
-

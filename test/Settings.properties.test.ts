@@ -7,9 +7,9 @@
  * keeps its exact text, the revision is BLAKE3 of the bytes in the file, and a read after the
  * write returns what the write returned.
  */
+import { describe, expect, it } from "@effect/vitest"
 import { blake3 } from "@noble/hashes/blake3.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
-import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import { parseTree } from "jsonc-parser"
 import { emptyRevision, type PolicyChange, resetPolicy, setPolicy } from "../src/domain/Settings.js"
@@ -66,9 +66,7 @@ const { value } = fc.letrec<{ value: Raw; object: Raw; array: Raw }>((tie) => ({
   ).map((members): Raw => (fmt, depth) =>
     layout("{", "}", members.map(([key, escaped, raw]) => keyText(key, escaped) + fmt.colon + raw(fmt, depth + 1)), fmt, depth)
   ),
-  array: fc.array(tie("value"), { maxLength: 3 }).map((items): Raw => (fmt, depth) =>
-    layout("[", "]", items.map((raw) => raw(fmt, depth + 1)), fmt, depth)
-  )
+  array: fc.array(tie("value"), { maxLength: 3 }).map((items): Raw => (fmt, depth) => layout("[", "]", items.map((raw) => raw(fmt, depth + 1)), fmt, depth))
 }))
 
 /** The top-level `crossSessionInbound` members to mix in: none, a valid one, an invalid one, duplicates. */
@@ -112,7 +110,10 @@ const otherMembers = (text: string): ReadonlyArray<string> =>
 describe("settings properties (memory)", () => {
   it.effect.prop(
     "for any document and any sequence of sets and resets, every other member keeps its exact text, the revision is the file's BLAKE3, and a read returns what the write returned",
-    { document: fc.oneof({ weight: 1, arbitrary: fc.constant({ text: "" }) }, { weight: 12, arbitrary: document }), changes: fc.array(change, { minLength: 1, maxLength: 6 }) },
+    {
+      document: fc.oneof({ weight: 1, arbitrary: fc.constant({ text: "" }) }, { weight: 12, arbitrary: document }),
+      changes: fc.array(change, { minLength: 1, maxLength: 6 })
+    },
     ({ changes, document }) =>
       Effect.gen(function*() {
         expect(() => JSON.parse(document.text || "{}")).not.toThrow()

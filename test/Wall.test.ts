@@ -18,7 +18,14 @@ const pending = new Set<string>([
   // Not src/cli: the Node probe's `process._kill` device, still to be measured and moved to the
   // command's replacement table or dropped (issue 21, item 1).
   "src/layers/ProcessProbeNode.ts",
-  "src/cli/Handlers.ts", "src/cli/Run.ts", "src/cli/Root.ts", "src/cli/Output.ts", "src/cli/Signals.ts", "src/cli/RunMain.ts", "src/cli/Report.ts", "src/cli/Render.ts"
+  "src/cli/Handlers.ts",
+  "src/cli/Run.ts",
+  "src/cli/Root.ts",
+  "src/cli/Output.ts",
+  "src/cli/Signals.ts",
+  "src/cli/RunMain.ts",
+  "src/cli/Report.ts",
+  "src/cli/Render.ts"
 ])
 
 const rules: ReadonlyArray<readonly [string, RegExp]> = [
@@ -34,8 +41,7 @@ const rules: ReadonlyArray<readonly [string, RegExp]> = [
 export const findings = (file: string, source: string): Array<string> =>
   source.split("\n").flatMap((line, i) => rules.filter(([, pattern]) => pattern.test(line)).map(([what]) => `${file}:${i + 1}: ${what}`))
 
-const importsOf = (source: string): Array<string> =>
-  [...source.matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)].map((m) => m[1]!)
+const importsOf = (source: string): Array<string> => [...source.matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)].map((m) => m[1]!)
 
 /** Every module reachable from the entries by relative imports, relative to the repository. */
 const reachable = (): Array<string> => {
@@ -57,9 +63,9 @@ const reachable = (): Array<string> => {
 describe("the wall", () => {
   it("the scanner flags each pattern in a synthetic bad source, and not a clean one", () => {
     const bad = [
-      'import { x } from "../../command/src/Provide.js"',
-      'const m = require("./Errors.js")',
-      'const s = Symbol.for("claude-peers/cold-path")',
+      "import { x } from \"../../command/src/Provide.js\"",
+      "const m = require(\"./Errors.js\")",
+      "const s = Symbol.for(\"claude-peers/cold-path\")",
       "export const a = /*#__PURE__*/ f()",
       "process._kill(1, 0)",
       "// loaded lazily so the bundle stays small"
@@ -72,7 +78,7 @@ describe("the wall", () => {
       "bad.ts:5: uses a private process API",
       "bad.ts:6: has a comment about the command's bundle"
     ])
-    expect(findings("good.ts", 'import * as Effect from "effect/Effect"\nexport const x = Effect.fail(new Error("no"))\n')).toEqual([])
+    expect(findings("good.ts", "import * as Effect from \"effect/Effect\"\nexport const x = Effect.fail(new Error(\"no\"))\n")).toEqual([])
   })
 
   it("no library module imports the command's or holds its start-up devices", () => {

@@ -13,7 +13,7 @@ import * as path from "node:path"
 import type { SessionEvent } from "../src/domain/SessionEvent.js"
 import * as Watch from "../src/services/Watch.js"
 import { binPath, startCli, waitUntil } from "./support/cli.js"
-import { recordText, type RecordOptions } from "./support/records.js"
+import { type RecordOptions, recordText } from "./support/records.js"
 import { stagedForOtherUsers } from "./support/staged.js"
 import { killAndReap, linuxPidDomain, makeNodeRegistry as makeNodeWorld, startSleeper, startTimeOf, type World } from "./support/worlds.js"
 
@@ -26,8 +26,7 @@ const lineLimit = 30_000
 
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 
-const summary = (event: SessionEvent): string =>
-  event._tag === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event._tag} ${event.session.pid}`
+const summary = (event: SessionEvent): string => event._tag === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event._tag} ${event.session.pid}`
 
 /** The watch on the Node layers, its events collected with the time each arrived. */
 const runWatch = (world: World, intervalMillis: number) => {
@@ -40,8 +39,7 @@ const runWatch = (world: World, intervalMillis: number) => {
   )
   let read = 0
   /** The next event, waited for; every event is consumed once, in order. */
-  const next = (limitMillis = fileEventLimit) =>
-    waitUntil("the next event", limitMillis, () => (read < events.length ? events[read++] : undefined))
+  const next = (limitMillis = fileEventLimit) => waitUntil("the next event", limitMillis, () => (read < events.length ? events[read++] : undefined))
   const nothingMore = () => events.slice(read).map((e) => summary(e.event))
   return { fiber, next, nothingMore, stop: () => Effect.runPromise(Fiber.interrupt(fiber)) }
 }
@@ -117,8 +115,7 @@ describe("claude-peers watch", { timeout: 60_000 }, () => {
     fs.mkdirSync(path.join(home, "sessions"), { recursive: true })
     return home
   }
-  const record = (options: RecordOptions = {}) =>
-    recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), pidDomain: linuxPidDomain(), ...options })
+  const record = (options: RecordOptions = {}) => recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), pidDomain: linuxPidDomain(), ...options })
 
   const start = (args: ReadonlyArray<string>) => {
     const { child, exited, stderr, stdout } = startCli(args)
@@ -137,8 +134,25 @@ describe("claude-peers watch", { timeout: 60_000 }, () => {
       expect(Object.keys(appeared)).toEqual(["type", "session"])
       expect(appeared).toMatchObject({ type: "appeared", session: { pid: sleeper.pid, name: "first", file } })
       expect(Object.keys(appeared.session)).toEqual([
-        "pid", "sessionId", "name", "address", "cwd", "socketPath", "status", "rawStatus", "statusUpdatedAtMs", "updatedAtMs",
-        "startedAtMs", "kind", "entrypoint", "nameSource", "waitingFor", "jobId", "version", "tmux", "file"
+        "pid",
+        "sessionId",
+        "name",
+        "address",
+        "cwd",
+        "socketPath",
+        "status",
+        "rawStatus",
+        "statusUpdatedAtMs",
+        "updatedAtMs",
+        "startedAtMs",
+        "kind",
+        "entrypoint",
+        "nameSource",
+        "waitingFor",
+        "jobId",
+        "version",
+        "tmux",
+        "file"
       ])
 
       fs.writeFileSync(file, record({ name: "first", status: "busy" }))
@@ -246,14 +260,27 @@ describe.runIf(canExhaustInotify)("claude-peers watch without inotify instances 
     fs.mkdirSync(path.join(tmp, "cache"))
     for (const dir of [tmp, home, sessions, path.join(tmp, "cache")]) fs.chmodSync(dir, 0o777)
     const file = path.join(sessions, `${sleeper.pid}.json`)
-    const record = (options: RecordOptions = {}) =>
-      recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), pidDomain: linuxPidDomain(), ...options })
+    const record = (options: RecordOptions = {}) => recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), pidDomain: linuxPidDomain(), ...options })
     fs.writeFileSync(file, record({ name: "first" }), { mode: 0o644 })
     const exhaust = path.join(path.dirname(staged.command()), "exhaust-inotify.py")
     fs.copyFileSync(path.resolve(import.meta.dirname, "support/exhaust-inotify.py"), exhaust)
     const child = spawn(
       "setpriv",
-      [`--reuid=${spareUid}`, `--regid=${spareUid}`, "--clear-groups", python, exhaust, process.execPath, staged.command(), "--claude-home", home, "watch", "--json", "--interval", "300"],
+      [
+        `--reuid=${spareUid}`,
+        `--regid=${spareUid}`,
+        "--clear-groups",
+        python,
+        exhaust,
+        process.execPath,
+        staged.command(),
+        "--claude-home",
+        home,
+        "watch",
+        "--json",
+        "--interval",
+        "300"
+      ],
       { env: { PATH: process.env.PATH, HOME: "/nonexistent-home", CLAUDE_PEERS_CACHE_DIR: path.join(tmp, "cache") }, stdio: ["ignore", "pipe", "pipe"] }
     )
     let stdout = ""

@@ -14,7 +14,7 @@ import { ProcessProbe } from "../src/services/ProcessProbe.js"
 import * as Registry from "../src/services/Registry.js"
 import { defaults } from "../src/services/Timing.js"
 import * as Watch from "../src/services/Watch.js"
-import { recordText, type RecordOptions } from "./support/records.js"
+import { type RecordOptions, recordText } from "./support/records.js"
 import { makeMemoryRegistry, type Process } from "./support/worlds.js"
 
 /** A memory world seen from its registry directory, with its tree and process table at hand. */
@@ -48,8 +48,7 @@ const writeLive = (world: MemoryWorld, proc: Process, options: RecordOptions = {
   world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime, pidDomain: world.pidDomain, ...options }))
 
 /** `appeared 1000`, `changed 1000`, `gone 1000 dead`: enough to compare sequences at a glance. */
-const summary = (event: SessionEvent): string =>
-  event._tag === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event._tag} ${event.session.pid}`
+const summary = (event: SessionEvent): string => event._tag === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event._tag} ${event.session.pid}`
 
 /** Doubles a test can put around the world's ports: a file port or a process probe of its own, a count of registry reads. */
 interface Doubles {
@@ -94,8 +93,7 @@ const startWatch = (world: MemoryWorld, options: WatchOptions = {}, doubles: Dou
       Effect.provide(layerOf(world, doubles)),
       Effect.forkScoped
     )
-    const advance = (millis: number) =>
-      TestClock.adjust(millis).pipe(Effect.zipRight(Queue.takeAll(events)), Effect.map(Chunk.toArray))
+    const advance = (millis: number) => TestClock.adjust(millis).pipe(Effect.zipRight(Queue.takeAll(events)), Effect.map(Chunk.toArray))
     const summaries = (millis: number) => Effect.map(advance(millis), (all) => all.map(summary))
     return { fiber, advance, summaries, start: yield* summaries(startMillis) }
   })

@@ -9,5 +9,4 @@ import type { Invocation } from "../../src/cli/Invocation.js"
 import { runMain } from "./RunMain.js"
 
 /** Runs a command's program to the process's exit code. */
-export const runDirect = (invocation: Invocation, program: Effect.Effect<unknown, unknown>): void =>
-  runMain(program, { json: invocation.json })
+export const runDirect = (invocation: Invocation, program: Effect.Effect<unknown, unknown>): void => runMain(program, { json: invocation.json })

@@ -13,7 +13,7 @@
 const coldPath = Symbol.for("claude-peers/cold-path")
 
 /** The module `load` returns, loaded once, on the first call. */
-export const loadOnFirstUse = <M>(load: () => M): (() => M) => {
+export const loadOnFirstUse = <M>(load: () => M): () => M => {
   let module: M | undefined
   return () => {
     if (module === undefined) {
@@ -30,7 +30,7 @@ export const loadOnFirstUse = <M>(load: () => M): (() => M) => {
  * The target is a plain function so that the stand-in can be called and constructed; what it
  * constructs is the real class's instance (a subclass's, when one extends the stand-in).
  */
-// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+
 export const onFirstUse = <A extends Function>(real: () => A): A => {
   const standIn: A = new Proxy(function() {} as unknown as A, {
     apply: (_, self, args) => Reflect.apply(real(), self, args),

@@ -2,8 +2,8 @@
  * `@effect/platform/Error` for the library's modules in the command's build: the classes (Schema
  * classes, as ours) and functions the library uses, each a stand-in built on first use.
  */
-import type * as PlatformErrors from "./PlatformErrors.js"
 import { loadOnFirstUse, onFirstUse } from "./OnFirstUse.js"
+import type * as PlatformErrors from "./PlatformErrors.js"
 
 const real = loadOnFirstUse(() => require("./PlatformErrors.js") as typeof PlatformErrors)
 

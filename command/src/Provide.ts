@@ -32,8 +32,7 @@ const portsNode = (options: NodeOptions): Context.Context<Ports> =>
 const provideOne = <S, I, N = never>(
   tag: Context.Tag<I, S>,
   make: Effect.Effect<S, never, Ports | N>,
-  inner: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, N> | Ports> = (effect) =>
-    effect as Effect.Effect<never, never, never>
+  inner: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, N> | Ports> = (effect) => effect as Effect.Effect<never, never, never>
 ) =>
 (options: NodeOptions = {}) =>
 <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, I | N | Ports>> =>

@@ -9,7 +9,7 @@
  * help text; a property test holds the two to the same invocations.
  */
 import { readArgv } from "../../src/cli/Argv.js"
-import { commandAt, commandTable, type CommandSpec, type Given } from "../../src/cli/CommandTable.js"
+import { commandAt, type CommandSpec, commandTable, type Given } from "../../src/cli/CommandTable.js"
 import type { Invocation } from "../../src/cli/Invocation.js"
 
 /** The parsed values of `given` options declared by `command` (none of them a built-in), or undefined. */

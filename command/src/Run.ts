@@ -16,7 +16,6 @@ import { rootOf, userHome } from "../../src/services/ClaudeHome.js"
 import { provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "./Provide.js"
 import { endedOnSignal, interruptedOnSignal } from "./Signals.js"
 
-
 /**
  * The invocation's Claude home, from this process's environment: the option, then
  * `CLAUDE_CONFIG_DIR`, then `~/.claude`. Where that needs the user's home and there is none to find
@@ -45,8 +44,7 @@ const claudeHome = (invocation: Invocation): Effect.Effect<string, PlatformError
 const inHome = <A, E, R>(invocation: Invocation, run: (home: string) => Effect.Effect<A, E, R>) =>
   Effect.flatMap(reportFailures(invocation.json)(claudeHome(invocation)), run)
 
-export const runList = (invocation: Invocation) =>
-  inHome(invocation, (home) => Handlers.list(invocation.json).pipe(provideNodeRegistry({ claudeHome: home })))
+export const runList = (invocation: Invocation) => inHome(invocation, (home) => Handlers.list(invocation.json).pipe(provideNodeRegistry({ claudeHome: home })))
 
 export const runInspect = (invocation: Invocation) =>
   inHome(invocation, (home) => Handlers.inspect(invocation.json).pipe(provideNodeRegistry({ claudeHome: home })))

@@ -16,8 +16,7 @@ import { interruptedExitCode, setMainFiber } from "./Signals.js"
 import { outputLoss, stdoutConsole, writeError } from "./Stdout.js"
 
 /** The program with the command's console and what it loses. */
-const onStdout = <A, E>(program: Effect.Effect<A, E>) =>
-  program.pipe(Console.withConsole(stdoutConsole), Effect.provideService(OutputLoss, outputLoss))
+const onStdout = <A, E>(program: Effect.Effect<A, E>) => program.pipe(Console.withConsole(stdoutConsole), Effect.provideService(OutputLoss, outputLoss))
 
 /** The exit code of a failure that could not be reported as the contract says. */
 const unreported = (exit: Exit.Exit<unknown, unknown>): number => {

@@ -26,8 +26,7 @@ export const setMainFiber = (fiber: Fiber.RuntimeFiber<unknown, unknown>): void 
 }
 
 /** The exit code for an interruption by a signal, when one was received. */
-export const interruptedExitCode = (): number | undefined =>
-  received === undefined ? undefined : endsNormally ? 0 : 128 + numbers[received]
+export const interruptedExitCode = (): number | undefined => received === undefined ? undefined : endsNormally ? 0 : 128 + numbers[received]
 
 const onSignal = (signal: Signal) => () => {
   received ??= signal
@@ -43,12 +42,14 @@ const install = (): void => {
 }
 
 /** `effect` with signals interrupting it: it ends with 128 + the signal's number. */
-export const interruptedOnSignal = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.zipRight(Effect.sync(install), effect)
+export const interruptedOnSignal = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => Effect.zipRight(Effect.sync(install), effect)
 
 /** `effect` with signals ending it normally: it is interrupted, and the command exits 0. */
 export const endedOnSignal = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.zipRight(Effect.sync(() => {
-    install()
-    endsNormally = true
-  }), effect)
+  Effect.zipRight(
+    Effect.sync(() => {
+      install()
+      endsNormally = true
+    }),
+    effect
+  )

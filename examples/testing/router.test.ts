@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { layerMemory, makeMemoryWorld, type MemoryWorld } from "claude-peers/testing"
-import { Effect, Fiber, FastCheck as fc, TestClock } from "effect"
+import { Effect, FastCheck as fc, Fiber, TestClock } from "effect"
 import { route, waitForSession } from "./router.js"
 
 /** A record as Claude Code writes it, for a process of the memory table. */

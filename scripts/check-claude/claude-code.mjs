@@ -30,16 +30,27 @@ export const ensureClaudeCode = ({ cacheDirectory, env, log }) => {
   const binary = join(cacheDirectory, "node_modules", nativePackage(), "claude")
   const current = existsSync(binary) ? installedVersion(binary, env) : null
   if (current !== null && current.startsWith(claudeCodeVersion)) return binary
-  log(current === null
-    ? `installing Claude Code ${claudeCodeVersion} into ${cacheDirectory} (about 400 MB, once)`
-    : `replacing Claude Code ${current} in ${cacheDirectory} with ${claudeCodeVersion}`)
+  log(
+    current === null
+      ? `installing Claude Code ${claudeCodeVersion} into ${cacheDirectory} (about 400 MB, once)`
+      : `replacing Claude Code ${current} in ${cacheDirectory} with ${claudeCodeVersion}`
+  )
   mkdirSync(cacheDirectory, { recursive: true })
   // Its own package.json, so that npm installs here and never into the repository's package.json.
-  writeFileSync(join(cacheDirectory, "package.json"), `${JSON.stringify({
-    name: "claude-peers-check-claude-cache",
-    private: true,
-    description: "Claude Code for `npm run check:claude`; not part of claude-peers"
-  }, null, 2)}\n`)
+  writeFileSync(
+    join(cacheDirectory, "package.json"),
+    `${
+      JSON.stringify(
+        {
+          name: "claude-peers-check-claude-cache",
+          private: true,
+          description: "Claude Code for `npm run check:claude`; not part of claude-peers"
+        },
+        null,
+        2
+      )
+    }\n`
+  )
   const npm = process.platform === "win32" ? "npm.cmd" : "npm"
   const install = spawnSync(
     npm,
@@ -62,12 +73,15 @@ const fakeApiKey = "sk-ant-api03-claude-peers-check-not-a-real-key"
  */
 export const writeClaudeHome = ({ home, workDirectories }) => {
   mkdirSync(home, { recursive: true })
-  writeFileSync(join(home, ".claude.json"), JSON.stringify({
-    hasCompletedOnboarding: true,
-    theme: "dark",
-    customApiKeyResponses: { approved: [fakeApiKey.slice(-20)], rejected: [] },
-    projects: Object.fromEntries(workDirectories.map((dir) => [dir, { hasTrustDialogAccepted: true }]))
-  }))
+  writeFileSync(
+    join(home, ".claude.json"),
+    JSON.stringify({
+      hasCompletedOnboarding: true,
+      theme: "dark",
+      customApiKeyResponses: { approved: [fakeApiKey.slice(-20)], rejected: [] },
+      projects: Object.fromEntries(workDirectories.map((dir) => [dir, { hasTrustDialogAccepted: true }]))
+    })
+  )
 }
 
 /**
@@ -76,7 +90,7 @@ export const writeClaudeHome = ({ home, workDirectories }) => {
  * workplace's extra CA bundle) are dropped; sockets and temporary files go into the run's own
  * directory; `marker` identifies the run's processes for the cleanup.
  */
-export const claudeEnvironment = ({ base, home, fakeHome, runtimeDirectory, temporaryDirectory, apiUrl, marker }) => {
+export const claudeEnvironment = ({ apiUrl, base, fakeHome, home, marker, runtimeDirectory, temporaryDirectory }) => {
   const env = {}
   for (const [key, value] of Object.entries(base)) {
     if (/^(ANTHROPIC_|CLAUDE_|CLAUDECODE|TMUX|NODE_EXTRA_CA_CERTS$|NODE_OPTIONS$)/.test(key)) continue

@@ -8,9 +8,11 @@
 export const differences = [
   {
     id: "job-shape",
-    claudeAgents: "a background job: `kind: \"background\"`, its job id as `id`, and the job's `state` (`working`, `blocked`, …), read from the background service's own job files",
+    claudeAgents:
+      "a background job: `kind: \"background\"`, its job id as `id`, and the job's `state` (`working`, `blocked`, …), read from the background service's own job files",
     claudePeers: "the job's own registry record, a session like any other: `kind: \"bg\"`, `jobId`, no job state",
-    why: "claude-peers reads only the registry. A job's record has its own session id, name and socket, so it is resolved and addressed like an interactive session"
+    why:
+      "claude-peers reads only the registry. A job's record has its own session id, name and socket, so it is resolved and addressed like an interactive session"
   },
   {
     id: "shell-status",
@@ -20,7 +22,8 @@ export const differences = [
   },
   {
     id: "killed-job",
-    claudeAgents: "a background job that no process runs stays listed, with no `pid` and the job's last state: after a kill for 5 to 15 s, until the background service settles or restarts it (and for minutes, once, a job whose worker was killed as it started)",
+    claudeAgents:
+      "a background job that no process runs stays listed, with no `pid` and the job's last state: after a kill for 5 to 15 s, until the background service settles or restarts it (and for minutes, once, a job whose worker was killed as it started)",
     claudePeers: "its record is `dead` at once: not in `list`, and `resolve` refuses it (`not_live`)",
     why: "no process runs the job. A restarted job is a new process with its own record, listed when it appears"
   },
@@ -34,12 +37,14 @@ export const differences = [
     id: "spare",
     claudeAgents: "hides spare workers (`\"spare\": true`)",
     claudePeers: "hides them too (`list`; `resolve` refuses with `not_live`), and `inspect` reports them with the verdict `spare`",
-    why: "a spare is a pre-started worker that holds no conversation, and nobody can address it. `inspect` gives every file a verdict, so a reader sees why it is not a session"
+    why:
+      "a spare is a pre-started worker that holds no conversation, and nobody can address it. `inspect` gives every file a verdict, so a reader sees why it is not a session"
   },
   {
     id: "parked-window",
     claudeAgents: "hides a window whose session moved to the background (←), also after its own process died",
-    claudePeers: "hides it too; `inspect` says `parked` and names the job, and `resolve` of the window's session id refuses with `not_live`, naming the job (and saying so when the window's process is gone)",
+    claudePeers:
+      "hides it too; `inspect` says `parked` and names the job, and `resolve` of the window's session id refuses with `not_live`, naming the job (and saying so when the window's process is gone)",
     why: "the conversation runs in the job, which has its own record and socket: resolve the job"
   },
   {
@@ -50,8 +55,10 @@ export const differences = [
   },
   {
     id: "shared-name",
-    claudeAgents: "lists every session, also when two live ones have the same name (derived names `<dir>-<2 hex>` collide one time in 256; a job moved to the background from a conversation without a typed prompt, only `!` commands for example, is named `(backgrounded)`)",
-    claudePeers: "lists them with `address: \"uds:<socket>\"`; `resolve ID` refuses with `identity_mismatch` (exit 4) unless given `--allow-shared-name`, and `resolve --name` refuses",
+    claudeAgents:
+      "lists every session, also when two live ones have the same name (derived names `<dir>-<2 hex>` collide one time in 256; a job moved to the background from a conversation without a typed prompt, only `!` commands for example, is named `(backgrounded)`)",
+    claudePeers:
+      "lists them with `address: \"uds:<socket>\"`; `resolve ID` refuses with `identity_mismatch` (exit 4) unless given `--allow-shared-name`, and `resolve --name` refuses",
     why: "the name is the address a sender uses: a message sent by a shared name could reach the other session. The id and the socket are still unambiguous"
   },
   {

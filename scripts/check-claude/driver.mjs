@@ -7,7 +7,7 @@ import { setTimeout as delay } from "node:timers/promises"
 import { processStat } from "./processes.mjs"
 import { CheckFailed, waitFor } from "./tools.mjs"
 
-export const makeDriver = ({ tmux, registry, claude, log }) => {
+export const makeDriver = ({ claude, log, registry, tmux }) => {
   /** The tmux session names of the sessions started here. */
   const labels = new Set()
 
@@ -34,8 +34,7 @@ export const makeDriver = ({ tmux, registry, claude, log }) => {
     return found
   }
 
-  const statusOf = (label, status) =>
-    waitFor(`${label} to be ${status}`, () => registry.windowOf(label)?.record.status === status, { timeoutMs: 60_000 })
+  const statusOf = (label, status) => waitFor(`${label} to be ${status}`, () => registry.windowOf(label)?.record.status === status, { timeoutMs: 60_000 })
 
   /** Types `text` and Enter, once the screen shows the text (a key sent too early is lost). */
   const submit = async (label, text) => {
@@ -64,9 +63,11 @@ export const makeDriver = ({ tmux, registry, claude, log }) => {
    * every background record must carry a status first, and the caller may try again.
    */
   const park = async (label) => {
-    await waitFor("the background workers to be ready", () =>
-      [...registry.readRecords().values()].every((record) => record.kind !== "bg" || typeof record.status === "string"),
-      { timeoutMs: 60_000, intervalMs: 500 }).catch((error) => log(`${error.message}; parking ${label} anyway`))
+    await waitFor(
+      "the background workers to be ready",
+      () => [...registry.readRecords().values()].every((record) => record.kind !== "bg" || typeof record.status === "string"),
+      { timeoutMs: 60_000, intervalMs: 500 }
+    ).catch((error) => log(`${error.message}; parking ${label} anyway`))
     tmux.press(label, "Left")
     const window = await waitFor(`${label} to park`, () => {
       const found = registry.windowOf(label)
@@ -129,7 +130,8 @@ export const makeDriver = ({ tmux, registry, claude, log }) => {
       if (stat?.state === "Z") zombieSince ??= Date.now()
       return stat === null
     }, { timeoutMs: 60_000, intervalMs: 5 }).then(
-      () => `its process was reaped ${seconds(asked)} after the exit was asked` +
+      () =>
+        `its process was reaped ${seconds(asked)} after the exit was asked` +
         (zombieSince === undefined ? "" : `, after ${seconds(zombieSince)} as a zombie`),
       () => `its process is still there after 60 s, in state ${processStat(window.pid)?.state}`
     )

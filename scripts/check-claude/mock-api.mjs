@@ -17,9 +17,7 @@ const textOf = (content) => {
   if (typeof content === "string") return content
   if (!Array.isArray(content)) return ""
   return content
-    .map((block) =>
-      block?.type === "text" ? String(block.text ?? "") : block?.type === "tool_result" ? "TOOL_RESULT" : ""
-    )
+    .map((block) => block?.type === "text" ? String(block.text ?? "") : block?.type === "tool_result" ? "TOOL_RESULT" : "")
     .join("\n")
 }
 
@@ -56,8 +54,14 @@ const eventStream = (model, blocks, stop) => {
   add("message_start", {
     type: "message_start",
     message: {
-      id: "msg_check", type: "message", role: "assistant", model, content: [], stop_reason: null,
-      stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 }
+      id: "msg_check",
+      type: "message",
+      role: "assistant",
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 1 }
     }
   })
   blocks.forEach((block, index) => {
@@ -66,11 +70,13 @@ const eventStream = (model, blocks, stop) => {
       add("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: block.text } })
     } else {
       add("content_block_start", {
-        type: "content_block_start", index,
+        type: "content_block_start",
+        index,
         content_block: { type: "tool_use", id: block.id, name: block.name, input: {} }
       })
       add("content_block_delta", {
-        type: "content_block_delta", index,
+        type: "content_block_delta",
+        index,
         delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) }
       })
     }
@@ -101,9 +107,9 @@ export const startMockApi = ({ backgroundShellCommand }) =>
       request.on("end", () => {
         const path = request.url ?? ""
         if (request.method !== "POST" || !path.startsWith("/v1/messages")) {
-          return send(response, 404, '{"type":"error","error":{"type":"not_found_error","message":"mock"}}')
+          return send(response, 404, "{\"type\":\"error\",\"error\":{\"type\":\"not_found_error\",\"message\":\"mock\"}}")
         }
-        if (path.startsWith("/v1/messages/count_tokens")) return send(response, 200, '{"input_tokens":10}')
+        if (path.startsWith("/v1/messages/count_tokens")) return send(response, 200, "{\"input_tokens\":10}")
         let body = {}
         try {
           body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}")
@@ -121,10 +127,20 @@ export const startMockApi = ({ backgroundShellCommand }) =>
         const { blocks, stop } = replyBlocks(text, backgroundShellCommand)
         const model = typeof body.model === "string" ? body.model : "claude-mock"
         if (!body.stream) {
-          return send(response, 200, JSON.stringify({
-            id: "msg_check", type: "message", role: "assistant", model, content: blocks, stop_reason: stop,
-            stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 }
-          }))
+          return send(
+            response,
+            200,
+            JSON.stringify({
+              id: "msg_check",
+              type: "message",
+              role: "assistant",
+              model,
+              content: blocks,
+              stop_reason: stop,
+              stop_sequence: null,
+              usage: { input_tokens: 10, output_tokens: 5 }
+            })
+          )
         }
         send(response, 200, eventStream(model, blocks, stop), "text/event-stream")
       })

@@ -13,7 +13,7 @@ const canonical = (value) => JSON.stringify(value)
 /** `updatedAt` is rewritten without any change that matters here. */
 const listShape = (sessions) => canonical(sessions.map(({ updatedAtMs: _, ...rest }) => rest))
 
-export const makeObserver = ({ claude, env, home, commandPath, registry, scenarioLabels, log }) => {
+export const makeObserver = ({ claude, commandPath, env, home, log, registry, scenarioLabels }) => {
   const claudeAgents = async () => {
     const result = await runProgram(claude, ["agents", "--json"], { env })
     if (result.exit !== 0) throw new CheckFailed(`claude agents --json exited ${result.exit}: ${result.stderr.slice(0, 300)}`)
@@ -106,7 +106,7 @@ export const makeObserver = ({ claude, env, home, commandPath, registry, scenari
    * what it said first, and only sessions with a process must not have changed.
    */
   const snapshot = async () => {
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1;; attempt++) {
       updateLabels(registry.readRecords())
       const agents = await claudeAgents()
       const [list, inspect] = await Promise.all([peers(["list"]), peers(["inspect"])])
@@ -126,7 +126,14 @@ export const makeObserver = ({ claude, env, home, commandPath, registry, scenari
       const processStates = new Map([...pids].map((pid) => [pid, processStat(pid)?.state ?? null]))
       updateLabels(registry.readRecords())
       const rows = compareSnapshot({
-        agents, list: list.json, inspect: inspect.json, resolves, nameResolves, processStates, labels, jobLabels,
+        agents,
+        list: list.json,
+        inspect: inspect.json,
+        resolves,
+        nameResolves,
+        processStates,
+        labels,
+        jobLabels,
         tracked: [...tracked.values()]
       })
       return { stable, rows }

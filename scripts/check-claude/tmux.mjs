@@ -8,7 +8,7 @@
 import { spawnSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
 
-export const makeTmux = ({ socketPath, configFile, env }) => {
+export const makeTmux = ({ configFile, env, socketPath }) => {
   writeFileSync(configFile, "set -g remain-on-exit on\nset -g history-limit 5000\n")
   const tmux = (args) => {
     const result = spawnSync("tmux", ["-S", socketPath, "-f", configFile, ...args], {

@@ -12,7 +12,7 @@ export const makeLog = (started = Date.now()) => (message) =>
  * Polls `probe` (sync or async) until it returns a truthy value, which it resolves to; after
  * `timeoutMs`, fails with CheckFailed naming `what`. A probe that throws ends the wait.
  */
-export const waitFor = async (what, probe, { timeoutMs = 60_000, intervalMs = 250 } = {}) => {
+export const waitFor = async (what, probe, { intervalMs = 250, timeoutMs = 60_000 } = {}) => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await probe()

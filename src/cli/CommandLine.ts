@@ -21,8 +21,7 @@ const parse = (words: ReadonlyArray<string>) =>
   withParserConsole((commandConsole) =>
     Command.run(commandTree, { name: "claude-peers", version })(["node", "claude-peers", ...words]).pipe(
       Effect.updateService(Runner, (run) => (invocation) => Console.withConsole(run(invocation), commandConsole)),
-      Effect.catchIf(isValidationError, (error) =>
-        Effect.fail(new UsageError({ message: "error" in error ? usageMessage(error.error) : "usage error" })))
+      Effect.catchIf(isValidationError, (error) => Effect.fail(new UsageError({ message: "error" in error ? usageMessage(error.error) : "usage error" })))
     )
   )
 

@@ -177,8 +177,7 @@ export const commandTable: CommandSpec = {
     },
     {
       name: "settings",
-      description:
-        "read or update crossSessionInbound in the user settings file (managed, project and command-line settings can override it)",
+      description: "read or update crossSessionInbound in the user settings file (managed, project and command-line settings can override it)",
       options: [],
       subcommands: [
         {

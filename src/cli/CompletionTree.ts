@@ -32,7 +32,9 @@ const treeOf = (command: TableCommand): CommandSpec => {
   return {
     name: command.name,
     options: [
-      ...command.options.map((option): OptionSpec => (option.value === undefined ? { name: option.name } : { name: option.name, value: option.value.completion })),
+      ...command.options.map((
+        option
+      ): OptionSpec => (option.value === undefined ? { name: option.name } : { name: option.name, value: option.value.completion })),
       help
     ],
     ...(Array.isArray(values) ? { argumentValues: values } : {}),

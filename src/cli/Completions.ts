@@ -20,8 +20,8 @@
  *   its options when it has neither.
  */
 import type { Reading } from "./Argv.js"
-import { printLine } from "./Output.js"
 import { type CommandSpec, commandTree, type CompletionShell, completionShells, type Place, placesOf } from "./CompletionTree.js"
+import { printLine } from "./Output.js"
 
 /**
  * The shell `--completions SHELL` (or `--completions=SHELL`, wherever it stands) asks for, or

@@ -13,7 +13,7 @@ import * as Stream from "effect/Stream"
 import { SessionPolicy } from "../domain/Policy.js"
 import { sessionJson } from "../domain/Session.js"
 import { SessionEvent } from "../domain/SessionEvent.js"
-import { emptyRevision, resetPolicy, setPolicy, type PolicyChange, type SettingsView } from "../domain/Settings.js"
+import { emptyRevision, type PolicyChange, resetPolicy, setPolicy, type SettingsView } from "../domain/Settings.js"
 import type { Services } from "../layers/Services.js"
 import { ClaudeHome } from "../services/ClaudeHome.js"
 import { Files } from "../services/Files.js"
@@ -23,31 +23,20 @@ import { Settings } from "../services/Settings.js"
 import { type NotificationsRefused, Watch } from "../services/Watch.js"
 import type { CommandOf, Invocation } from "./Invocation.js"
 import { OutputFailed, printError, printLine, readerGone } from "./Output.js"
-import {
-  entriesTable,
-  eventLine,
-  inspectRow,
-  policiesText,
-  policyText,
-  sessionDetails,
-  sessionsTable,
-  settingsText
-} from "./Render.js"
-import { type ExitCode, printData, reportFailures, type ReportedError } from "./Report.js"
+import { entriesTable, eventLine, inspectRow, policiesText, policyText, sessionDetails, sessionsTable, settingsText } from "./Render.js"
+import { type ExitCode, printData, type ReportedError, reportFailures } from "./Report.js"
 import { jsonText, terminalSafe } from "./Text.js"
 
 /** A handler's failures are reported where they happen; what is left is its exit code, or output that could not be written. */
 const reported = <A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>, json: boolean) => reportFailures(json)(effect)
 
 /** As `reported`, a refusal for want of any registry file also naming the directory that does not exist. */
-const reportedWithNote = <A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>, json: boolean) =>
-  reportFailures(json, noFileNote)(effect)
+const reportedWithNote = <A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>, json: boolean) => reportFailures(json, noFileNote)(effect)
 
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
 
 /** Whether nothing is at `path` (any other failure to stat it is not that). */
-const isAbsent = (path: string) =>
-  Effect.flatMap(Files, (files) => Effect.match(files.stat(path), { onFailure: isNotFound, onSuccess: () => false }))
+const isAbsent = (path: string) => Effect.flatMap(Files, (files) => Effect.match(files.stat(path), { onFailure: isNotFound, onSuccess: () => false }))
 
 /**
  * The directory (the Claude home, else its `sessions`) that does not exist, when that is why an

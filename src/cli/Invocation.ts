@@ -50,4 +50,3 @@ export const parseInterval = (text: string): number | undefined => {
   const ms = Number(text.trim())
   return ms > 0 && ms <= maxIntervalMillis ? ms : undefined
 }
-

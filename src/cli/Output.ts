@@ -50,8 +50,7 @@ const checked = Effect.flatMap(OutputLoss, (loss) => {
 })
 
 /** Writes `text` as one line through `console`'s `log`; fails if its owner reports the line lost. */
-export const lineTo = (console: Console.Console, text: string): Effect.Effect<void, OutputFailed> =>
-  Effect.zipRight(console.log(text), checked)
+export const lineTo = (console: Console.Console, text: string): Effect.Effect<void, OutputFailed> => Effect.zipRight(console.log(text), checked)
 
 /** Writes `text` as one line of data (stdout), or fails. */
 export const printLine = (text: string): Effect.Effect<void, OutputFailed> => Console.consoleWith((console) => lineTo(console, text))

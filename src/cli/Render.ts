@@ -13,12 +13,10 @@ import { table, terminalSafe } from "./Text.js"
 export const orDash = (value: string | number | null): string => (value === null ? "-" : String(value))
 
 /** An unknown status shows its raw text in brackets, so that it is visible but not mistaken for a known one. */
-export const statusText = (session: Session): string =>
-  session.status ?? (session.rawStatus === null ? "-" : `(${session.rawStatus})`)
+export const statusText = (session: Session): string => session.status ?? (session.rawStatus === null ? "-" : `(${session.rawStatus})`)
 
 /** An empty answer, and the directory that does not exist when that is why it is empty. */
-export const nothing = (what: string, missing: string | undefined): string =>
-  missing === undefined ? what : `${what} (${terminalSafe(missing)} does not exist)`
+export const nothing = (what: string, missing: string | undefined): string => missing === undefined ? what : `${what} (${terminalSafe(missing)} does not exist)`
 
 export const sessionsTable = (sessions: ReadonlyArray<Session>, missing?: string): string =>
   sessions.length === 0
@@ -118,9 +116,7 @@ const shownFields: ReadonlyArray<readonly [string, (s: Session) => string | numb
 const timeFields = ["statusUpdatedAtMs", "updatedAtMs", "startedAtMs"] as const
 
 const differences = (session: Session, previous: Session): string => {
-  const shown = shownFields.flatMap(([label, get]) =>
-    get(session) === get(previous) ? [] : [`${label} ${orDash(get(previous))} -> ${orDash(get(session))}`]
-  )
+  const shown = shownFields.flatMap(([label, get]) => get(session) === get(previous) ? [] : [`${label} ${orDash(get(previous))} -> ${orDash(get(session))}`])
   const times = timeFields.filter((field) => session[field] !== previous[field])
   return [...shown, ...times].join(", ")
 }
@@ -148,8 +144,7 @@ export const policiesTable = (policies: ReadonlyArray<SessionPolicy>): string =>
   )
 
 /** A source's value as a person reads it: a string as it is (made safe by the table), anything else as JSON. */
-const valueText = (value: unknown): string =>
-  value === null || value === undefined ? "-" : typeof value === "string" ? value : JSON.stringify(value)
+const valueText = (value: unknown): string => value === null || value === undefined ? "-" : typeof value === "string" ? value : JSON.stringify(value)
 
 const sourcesTable = (policy: SessionPolicy): string =>
   table(

@@ -101,10 +101,11 @@ const report = (json: boolean, error: ReportedError, note: string | undefined): 
 export type FailureNote<R> = (error: ReportedError) => Effect.Effect<string | undefined, never, R>
 
 /** Reports a typed failure as the contract says and ends the command with its exit code; lost output stays a failure of its own. */
-export const reportFailures = <R2 = never>(json: boolean, note?: FailureNote<R2>) =>
-<A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>): Effect.Effect<A, ExitCode | OutputFailed, R | R2> =>
-  Effect.catchAll(effect, (error) => {
-    if (error._tag === "OutputFailed") return Effect.fail(error)
-    if (json || note === undefined) return report(json, error, undefined)
-    return Effect.flatMap(note(error), (text) => report(json, error, text))
-  })
+export const reportFailures =
+  <R2 = never>(json: boolean, note?: FailureNote<R2>) =>
+  <A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>): Effect.Effect<A, ExitCode | OutputFailed, R | R2> =>
+    Effect.catchAll(effect, (error) => {
+      if (error._tag === "OutputFailed") return Effect.fail(error)
+      if (json || note === undefined) return report(json, error, undefined)
+      return Effect.flatMap(note(error), (text) => report(json, error, text))
+    })

@@ -5,8 +5,7 @@
  */
 const unsafe = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
 
-export const terminalSafe = (text: string): string =>
-  text.replace(unsafe, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
+export const terminalSafe = (text: string): string => text.replace(unsafe, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
 
 /** What `JSON.stringify` leaves raw among the characters above: it escapes C0 itself, but not DEL, C1 or the overrides. */
 const unsafeInJson = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
@@ -15,8 +14,7 @@ const unsafeInJson = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\
  * A value as JSON that is safe on a terminal too (`--json` is often read there): the characters
  * `terminalSafe` escapes are written as `\uXXXX`, which every JSON parser reads back as themselves.
  */
-export const jsonText = (value: unknown): string =>
-  JSON.stringify(value).replace(unsafeInJson, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+export const jsonText = (value: unknown): string => JSON.stringify(value).replace(unsafeInJson, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
 /** Lays out rows as columns separated by two spaces; every cell is made terminal-safe first. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {

@@ -11,7 +11,7 @@
  * variable and is ignored for it). So `{"env":{"CLAUDE_CODE_HARBOR_KITE":"0"}}` in the user's
  * settings turns messaging off even though no shell ever exported it.
  */
-import type { FolderOrUserSource, ClaudeArguments } from "./ClaudeArguments.js"
+import type { ClaudeArguments, FolderOrUserSource } from "./ClaudeArguments.js"
 
 export const killSwitchVariable = "CLAUDE_CODE_HARBOR_KITE"
 
@@ -31,8 +31,7 @@ export const parseEnviron = (block: string): ReadonlyMap<string, string> => {
 }
 
 /** Claude Code's reading of a yes/no variable: `1`, `true`, `yes`, `on` in any case, around white space. */
-export const isEnvTruthy = (value: string | undefined): boolean =>
-  value !== undefined && ["1", "true", "yes", "on"].includes(value.toLowerCase().trim())
+export const isEnvTruthy = (value: string | undefined): boolean => value !== undefined && ["1", "true", "yes", "on"].includes(value.toLowerCase().trim())
 
 /**
  * What one value of `CLAUDE_CODE_HARBOR_KITE` does. Blank counts as unset. Any other value turns

@@ -15,12 +15,10 @@ export const SessionQuery = Schema.Struct({
 })
 export type SessionQuery = typeof SessionQuery.Type
 
-const asked = (query: SessionQuery): string =>
-  query.sessionId !== null ? `session id ${quote(query.sessionId)}` : `name ${quote(query.name ?? "")}`
+const asked = (query: SessionQuery): string => query.sessionId !== null ? `session id ${quote(query.sessionId)}` : `name ${quote(query.name ?? "")}`
 
 /** A value from outside, quoted for a sentence and cut short: a message never reprints a long input. */
-export const quote = (text: string, max = 80): string =>
-  JSON.stringify(text.length <= max ? text : `${text.slice(0, max - 1)}…`)
+export const quote = (text: string, max = 80): string => JSON.stringify(text.length <= max ? text : `${text.slice(0, max - 1)}…`)
 
 /** At most this many files or records are named in a message; the evidence fields hold all of them. */
 const namedInMessage = 5
@@ -86,7 +84,9 @@ export class IdentityMismatch extends Schema.TaggedError<IdentityMismatch>("clau
     const [found, ...rivals] = this.candidates
     const carriers = `live pid${rivals.length > 1 ? "s" : ""} ${pids(rivals)}`
     if (this.shared === "sessionId") {
-      return `${asked(this.query)} resolves to pid ${found?.pid}, but its session id ${quote(found?.sessionId ?? "")} is also carried by ${carriers}: refusing to pick one`
+      return `${asked(this.query)} resolves to pid ${found?.pid}, but its session id ${
+        quote(found?.sessionId ?? "")
+      } is also carried by ${carriers}: refusing to pick one`
     }
     return `${asked(this.query)} resolves to pid ${found?.pid}, but its name ${
       quote(found?.name ?? "")
@@ -119,12 +119,12 @@ export class ChangedDuringWrite extends Schema.TaggedError<ChangedDuringWrite>("
     const again = "Nothing was written; read it again and decide on the new revision."
     switch (this.conflict) {
       case "revision":
-        return `${this.path} is at revision ${this.actualRevision ?? "(none)"}, not the expected ${this.expectedRevision}: it changed since it was read. ${again}`
+        return `${this.path} is at revision ${
+          this.actualRevision ?? "(none)"
+        }, not the expected ${this.expectedRevision}: it changed since it was read. ${again}`
       case "overtaken":
         return this.expectedRevision !== null
-          ? `${this.path} changed while it was being written (now at revision ${
-            this.actualRevision ?? "unknown"
-          }, expected ${this.expectedRevision}). ${again}`
+          ? `${this.path} changed while it was being written (now at revision ${this.actualRevision ?? "unknown"}, expected ${this.expectedRevision}). ${again}`
           : `${this.path} kept changing while it was being written (${this.attempts} attempts, each overtaken by another writer). Nothing was written; try again.`
       case "lock_held":
         return `${this.path} is being updated by another claude-peers process (${this.lock?.holder ?? "unknown holder"}, lock ${
@@ -188,7 +188,9 @@ export class NotAddressable extends Schema.TaggedError<NotAddressable>("claude-p
   session: Candidate
 }) {
   override get message(): string {
-    return `${asked(this.query)} is live (pid ${this.session.pid}) but has no messaging socket: its inbox did not start (Claude Code's --restricted, or messaging switched off), so nothing can deliver to it`
+    return `${
+      asked(this.query)
+    } is live (pid ${this.session.pid}) but has no messaging socket: its inbox did not start (Claude Code's --restricted, or messaging switched off), so nothing can deliver to it`
   }
 }
 

@@ -12,21 +12,59 @@
 /** Characters that read as `<` or `>`, as Claude Code lists them (it rewrites all of them alike). */
 const lookAlikes: ReadonlyArray<readonly [string, "<" | ">"]> = [
   ...([
-    ["\u02C2", "<"], ["\u02C3", ">"], ["\u1433", ">"], ["\u1438", "<"], ["\u16B2", "<"], ["\u2039", "<"], ["\u203A", ">"],
-    ["\u226E", "<"], ["\u226F", ">"], ["\u227A", "<"], ["\u227B", ">"], ["\u2280", "<"], ["\u2281", ">"], ["\u22D6", "<"],
-    ["\u22D7", ">"], ["\u2329", "<"], ["\u232A", ">"], ["\u276C", "<"], ["\u276D", ">"], ["\u276E", "<"], ["\u276F", ">"],
-    ["\u2770", "<"], ["\u2771", ">"], ["\u27E8", "<"], ["\u27E9", ">"], ["\u2991", "<"], ["\u2992", ">"], ["\u2993", "<"],
-    ["\u2994", ">"], ["\u29FC", "<"], ["\u29FD", ">"], ["\u2A79", "<"], ["\u2A7A", ">"], ["\u2AA6", "<"], ["\u2AA7", ">"],
-    ["\u3008", "<"], ["\u3009", ">"], ["\uFE3F", "<"], ["\uFE40", ">"], ["\uFE64", "<"], ["\uFE65", ">"], ["\uFF1C", "<"],
-    ["\uFF1E", ">"], ["\u{16F3F}", ">"], ["\u{1D236}", "<"], ["\u{1D237}", ">"]
+    ["\u02C2", "<"],
+    ["\u02C3", ">"],
+    ["\u1433", ">"],
+    ["\u1438", "<"],
+    ["\u16B2", "<"],
+    ["\u2039", "<"],
+    ["\u203A", ">"],
+    ["\u226E", "<"],
+    ["\u226F", ">"],
+    ["\u227A", "<"],
+    ["\u227B", ">"],
+    ["\u2280", "<"],
+    ["\u2281", ">"],
+    ["\u22D6", "<"],
+    ["\u22D7", ">"],
+    ["\u2329", "<"],
+    ["\u232A", ">"],
+    ["\u276C", "<"],
+    ["\u276D", ">"],
+    ["\u276E", "<"],
+    ["\u276F", ">"],
+    ["\u2770", "<"],
+    ["\u2771", ">"],
+    ["\u27E8", "<"],
+    ["\u27E9", ">"],
+    ["\u2991", "<"],
+    ["\u2992", ">"],
+    ["\u2993", "<"],
+    ["\u2994", ">"],
+    ["\u29FC", "<"],
+    ["\u29FD", ">"],
+    ["\u2A79", "<"],
+    ["\u2A7A", ">"],
+    ["\u2AA6", "<"],
+    ["\u2AA7", ">"],
+    ["\u3008", "<"],
+    ["\u3009", ">"],
+    ["\uFE3F", "<"],
+    ["\uFE40", ">"],
+    ["\uFE64", "<"],
+    ["\uFE65", ">"],
+    ["\uFF1C", "<"],
+    ["\uFF1E", ">"],
+    ["\u{16F3F}", ">"],
+    ["\u{1D236}", "<"],
+    ["\u{1D237}", ">"]
   ] as const),
   ...Array.from("\u226A\u22D8\u2AA1\u2AF7\u27EA\uFE3D", (c) => [c, "<"] as const),
   ...Array.from("\u226B\u22D9\u2AA2\u2AF8\u27EB\uFE3E", (c) => [c, ">"] as const)
 ]
 
 /** `<` or `>` and every character that reads as it. */
-const readingAs = (bracket: "<" | ">"): string =>
-  lookAlikes.reduce<string>((chars, [c, reads]) => (reads === bracket ? chars + c : chars), bracket)
+const readingAs = (bracket: "<" | ">"): string => lookAlikes.reduce<string>((chars, [c, reads]) => (reads === bracket ? chars + c : chars), bracket)
 
 /**
  * The bracket patterns, built on the first name that needs them: their Unicode classes cost more to
@@ -61,8 +99,7 @@ const makeBracketPatterns = (): BracketPatterns => {
 
 const asParentheses = (name: string): string => {
   const { anyBracketed, anyClosing, openingOutsideWords } = (bracketPatterns ??= makeBracketPatterns())
-  return name.replace(anyClosing.test(name) ? anyBracketed : openingOutsideWords, (_, inner: string | undefined) =>
-    inner === undefined ? "(" : `(${inner})`)
+  return name.replace(anyClosing.test(name) ? anyBracketed : openingOutsideWords, (_, inner: string | undefined) => inner === undefined ? "(" : `(${inner})`)
 }
 
 /** Control, format and surrogate code points; white space among them (tab, line breaks) is kept. */
@@ -76,8 +113,7 @@ const whiteSpace = /\s/
  */
 const plainAscii = /^[\x20-\x3b\x3d\x3f-\x7e]*$/
 
-export const normalizeName = (name: string): string =>
-  plainAscii.test(name) ? name.trim().toLowerCase().replace(/\s+/g, "-") : normalizeFully(name)
+export const normalizeName = (name: string): string => plainAscii.test(name) ? name.trim().toLowerCase().replace(/\s+/g, "-") : normalizeFully(name)
 
 /** Every step, in Claude Code's order. */
 export const normalizeFully = (name: string): string =>

@@ -158,8 +158,7 @@ export const SessionPolicy = Schema.Struct({
 export type SessionPolicy = typeof SessionPolicy.Type
 
 /** What Claude Code does when nothing sets the policy. */
-export const defaultPolicyWords =
-  "Claude Code delivers automatically only when the sender's permission-mode class matches the receiver's, and holds otherwise"
+export const defaultPolicyWords = "Claude Code delivers automatically only when the sender's permission-mode class matches the receiver's, and holds otherwise"
 
 const decidedByWords: Record<DecidedBy, string> = {
   policySettings: "set by managed settings",

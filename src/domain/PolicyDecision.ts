@@ -130,8 +130,7 @@ const merge = (earlier: Contribution, later: Contribution): Contribution => ({
 
 const keyOf = (contribution: Contribution): string => `${contribution.value}/${contribution.invalid}`
 
-const distinct = (contributions: ReadonlyArray<Contribution>): ReadonlyArray<Contribution> =>
-  [...new Map(contributions.map((c) => [keyOf(c), c])).values()]
+const distinct = (contributions: ReadonlyArray<Contribution>): ReadonlyArray<Contribution> => [...new Map(contributions.map((c) => [keyOf(c), c])).values()]
 
 /**
  * Every contribution a source may make, the one its readable files show first (an unreadable file

@@ -10,17 +10,17 @@ import { type ClaudeArguments, claudeArgumentsOf } from "./ClaudeArguments.js"
 import {
   enabledFolderSources,
   type KillSwitch,
-  type KillSwitchLayer,
-  type KillSwitchOrigin,
   killSwitchInSettings,
+  type KillSwitchLayer,
   killSwitchOf,
+  type KillSwitchOrigin,
   killSwitchVariable
 } from "./ClaudeEnvironment.js"
 import {
   decodeSettingsText,
   type FileOutcome,
-  type FileRead,
   fileOutcome,
+  type FileRead,
   notApplicableReading,
   parseSettingsText,
   unreadableReading
@@ -159,8 +159,7 @@ const globalConfigFileLayer = (read: FileRead): KillSwitchLayer => {
   return value === undefined ? { origin: "globalConfig", _tag: "NotSet" } : { origin: "globalConfig", _tag: "Set", value }
 }
 
-const sameLayer = (a: KillSwitchLayer, b: KillSwitchLayer): boolean =>
-  a._tag === b._tag && (a._tag !== "Set" || (b._tag === "Set" && a.value === b.value))
+const sameLayer = (a: KillSwitchLayer, b: KillSwitchLayer): boolean => a._tag === b._tag && (a._tag !== "Set" || (b._tag === "Set" && a.value === b.value))
 
 /** The global config's say: the one its candidate files agree on, or unknown. */
 const globalConfigLayer = (candidates: ReadonlyArray<FileFact>, hasSocket: boolean): KillSwitchLayer => {

@@ -126,11 +126,9 @@ const utf8 = new TextEncoder()
 
 export const encodeDocument = (text: string): Uint8Array => utf8.encode(text)
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
-const kindOf = (value: unknown): string =>
-  value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`
+const kindOf = (value: unknown): string => value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`
 
 /**
  * `JSON.parse`, Claude Code's reader, decides what a document is: jsonc-parser accepts comments and
@@ -172,8 +170,7 @@ export const decodeDocument = (bytes: Uint8Array): Either.Either<SettingsDocumen
   })
 }
 
-const isPolicy = (value: unknown): value is InboundPolicy =>
-  typeof value === "string" && (inboundPolicies as ReadonlyArray<string>).includes(value)
+const isPolicy = (value: unknown): value is InboundPolicy => typeof value === "string" && (inboundPolicies as ReadonlyArray<string>).includes(value)
 
 /** The policy a document states: null when absent; any other value than the three strings (null included) is invalid. */
 export const policyOf = (document: SettingsDocument): Either.Either<InboundPolicy | null, DocumentProblem> =>
@@ -342,9 +339,7 @@ const otherMemberTexts = (text: string): Either.Either<ReadonlyArray<string>, Do
   text.length === 0
     ? Either.right([])
     : Either.map(rootObject(text), (root) =>
-      (root.children ?? []).filter((member) => !isPolicyMember(member)).map((member) =>
-        text.slice(member.offset, member.offset + member.length)
-      ))
+      (root.children ?? []).filter((member) => !isPolicyMember(member)).map((member) => text.slice(member.offset, member.offset + member.length)))
 
 /**
  * The check before anything is written: the new text must parse as an object holding exactly the

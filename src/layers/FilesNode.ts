@@ -61,8 +61,7 @@ const infoOf = (stats: NFS.Stats): FileInfo => ({
 /** Owners mean nothing on Windows: there an owner asked for is never given, and never refused. */
 const ownersApply = process.platform !== "win32"
 
-const sameOwner = (stats: { readonly uid: number; readonly gid: number }, owner: Owner) =>
-  stats.uid === owner.uid && stats.gid === owner.gid
+const sameOwner = (stats: { readonly uid: number; readonly gid: number }, owner: Owner) => stats.uid === owner.uid && stats.gid === owner.gid
 
 /** A refused chown, said as what it means for the file, not as the bare errno. */
 const ownerRefused = (method: string, path: string, owner: Owner) => (cause: unknown): PlatformError => {
@@ -78,8 +77,7 @@ const ownerRefused = (method: string, path: string, owner: Owner) => (cause: unk
   })
 }
 
-const asPlainBytes = (buffer: Uint8Array, length: number): Uint8Array =>
-  new Uint8Array(buffer.buffer, buffer.byteOffset, length)
+const asPlainBytes = (buffer: Uint8Array, length: number): Uint8Array => new Uint8Array(buffer.buffer, buffer.byteOffset, length)
 
 /**
  * Where every bounded read lands first. Registry files are a few hundred bytes, so reading into one
@@ -88,8 +86,7 @@ const asPlainBytes = (buffer: Uint8Array, length: number): Uint8Array =>
  */
 const scratch = Buffer.alloc(64 * 1024)
 
-const readInto = (fd: number, buffer: Buffer, length: number): number =>
-  NFS.readSync(fd, buffer, length, buffer.length - length, length)
+const readInto = (fd: number, buffer: Buffer, length: number): number => NFS.readSync(fd, buffer, length, buffer.length - length, length)
 
 /**
  * Reads until end of file, but never more than `maxBytes + 1` bytes: one byte past the limit is

@@ -25,8 +25,7 @@ export const reasonOf = (code: string | undefined): SystemErrorReason => {
   }
 }
 
-const isErrnoException = (u: unknown): u is NodeJS.ErrnoException =>
-  u instanceof Error && typeof (u as NodeJS.ErrnoException).code === "string"
+const isErrnoException = (u: unknown): u is NodeJS.ErrnoException => u instanceof Error && typeof (u as NodeJS.ErrnoException).code === "string"
 
 export const errnoOf = (u: unknown): string | undefined => (isErrnoException(u) ? u.code : undefined)
 

@@ -7,7 +7,7 @@
  * create missing parents, and throw the `SystemError` the port would fail with.
  */
 import * as Path from "node:path"
-import { type MemoryUser, MemoryTreeKernel, notify, type SpecialType, systemError, type WatchRefusal } from "./MemoryTreeKernel.js"
+import { MemoryTreeKernel, type MemoryUser, notify, type SpecialType, systemError, type WatchRefusal } from "./MemoryTreeKernel.js"
 
 export type { MemoryUser, SpecialType, WatchRefusal }
 
@@ -16,8 +16,7 @@ export interface MemoryTreeOptions {
   readonly user?: MemoryUser | undefined
 }
 
-const toBytes = (content: string | Uint8Array): Uint8Array =>
-  typeof content === "string" ? new TextEncoder().encode(content) : Uint8Array.from(content)
+const toBytes = (content: string | Uint8Array): Uint8Array => typeof content === "string" ? new TextEncoder().encode(content) : Uint8Array.from(content)
 
 const normalized = (path: string) => Path.posix.normalize(path)
 
@@ -139,7 +138,7 @@ export class MemoryTree {
   /** The next `reads` (default 1) reads of this file through the port see only its first `length` bytes: a write in progress. */
   tearNextReads(path: string, length: number, reads = 1): void {
     this.kernel.asAuthor(() => {
-      const { node, parent, name } = this.existingFile(normalized(path), "tearNextReads")
+      const { name, node, parent } = this.existingFile(normalized(path), "tearNextReads")
       node.tear = { length: Math.max(0, Math.min(length, node.content.length)), reads }
       notify(parent, name)
     })
@@ -148,7 +147,7 @@ export class MemoryTree {
   /** Reads through the port fail with `PermissionDenied` (without changing the mode `stat` reports). */
   setUnreadable(path: string, unreadable = true): void {
     this.kernel.asAuthor(() => {
-      const { node, parent, name } = this.existingFile(normalized(path), "setUnreadable")
+      const { name, node, parent } = this.existingFile(normalized(path), "setUnreadable")
       node.unreadable = unreadable
       notify(parent, name)
     })

@@ -8,13 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
-import {
-  make as makeProcessProbe,
-  type ProcessEvidence,
-  type ProcessIdentity,
-  ProcessProbe,
-  type ProcessState
-} from "../services/ProcessProbe.js"
+import { make as makeProcessProbe, type ProcessEvidence, type ProcessIdentity, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
 
 /** One part of a process's evidence as a test stages it: the value, or `Observed` (an `unreadable(reason)`). */
 export type Staged<A> = A | Observed<A>
@@ -279,5 +273,4 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
   }
 }
 
-export const layer = (processes: MemoryProcesses): Layer.Layer<ProcessProbe> =>
-  Layer.succeed(ProcessProbe, processes.probe)
+export const layer = (processes: MemoryProcesses): Layer.Layer<ProcessProbe> => Layer.succeed(ProcessProbe, processes.probe)

@@ -23,13 +23,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import { parseEnviron } from "../domain/ClaudeEnvironment.js"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
-import {
-  make as makeProcessProbe,
-  type ProcessEvidence,
-  type ProcessIdentity,
-  ProcessProbe,
-  type ProcessState
-} from "../services/ProcessProbe.js"
+import { make as makeProcessProbe, type ProcessEvidence, type ProcessIdentity, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
 
 const dead: ProcessState = { _tag: "Dead" }
 const aliveWith = (startTime: Option.Option<string>): ProcessState => ({ _tag: "Alive", startTime })
@@ -40,8 +34,7 @@ const aliveWith = (startTime: Option.Option<string>): ProcessState => ({ _tag: "
  */
 const isProcessId = (pid: number): boolean => Number.isSafeInteger(pid) && pid >= 1 && pid <= 2147483647
 
-const errorCode = (error: unknown): unknown =>
-  typeof error === "object" && error !== null ? (error as { readonly code?: unknown }).code : undefined
+const errorCode = (error: unknown): unknown => typeof error === "object" && error !== null ? (error as { readonly code?: unknown }).code : undefined
 
 /** libuv's error for an errno: the negated errno on Unix. Windows' libuv codes are not errnos. */
 const rawError = (errno: number | undefined): number | undefined =>
@@ -110,8 +103,7 @@ const withoutStackTraces = <A>(f: () => A): A => {
 export const listingThreshold = 64
 
 /** Octal escapes of a mountinfo path (`\040` is a space). */
-const unescapeMountPath = (path: string): string =>
-  path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
+const unescapeMountPath = (path: string): string => path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
 
 /**
  * Whether `/proc`, as `/proc/self/mountinfo` describes it, lists every process this one could signal:
@@ -171,17 +163,16 @@ const processListing = (trustProc: () => boolean): ReadonlySet<number> | null =>
 }
 
 /** Read once per probe: a remount of `/proc` while a command runs is not worth a read per scan. */
-const procTrustedOnce = (): (() => boolean) => {
+const procTrustedOnce = (): () => boolean => {
   let trusted: boolean | undefined
-  return () =>
-    (trusted ??= (() => {
-      try {
-        return fs.readlinkSync("/proc/self") === String(process.pid) &&
-          procListsEveryProcess(fs.readFileSync("/proc/self/mountinfo", "utf8"))
-      } catch {
-        return false
-      }
-    })())
+  return () => (trusted ??= (() => {
+    try {
+      return fs.readlinkSync("/proc/self") === String(process.pid) &&
+        procListsEveryProcess(fs.readFileSync("/proc/self/mountinfo", "utf8"))
+    } catch {
+      return false
+    }
+  })())
 }
 
 /**
@@ -339,8 +330,7 @@ const psStates = (
         else states.set(pid, aliveWith(startTimeOf.has(pid) ? Option.some(entry.lstart) : Option.none()))
       }
       return states
-    })
-  )
+    }))
 }
 
 /** Why a file of `/proc/<pid>` could not be read, in words. */
@@ -459,8 +449,7 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
   // Neither the machine id nor our own pid namespace changes while we run.
   let domain: Option.Option<string> | undefined
   const trustProc = procTrustedOnce()
-  const listing = (count: number): ReadonlySet<number> | null =>
-    platform === "linux" && count > listingThreshold ? processListing(trustProc) : null
+  const listing = (count: number): ReadonlySet<number> | null => platform === "linux" && count > listingThreshold ? processListing(trustProc) : null
   const statesOf = (alive: ReadonlyMap<number, boolean>, startTimeOf: ReadonlySet<number>) => {
     switch (platform) {
       case "linux":

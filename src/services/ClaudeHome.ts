@@ -48,8 +48,7 @@ export const make = (root: string, options: HomeOptions = {}): ClaudeHome => {
 }
 
 /** A fixed Claude home: what tests use, so that they never touch the real `~/.claude`. */
-export const layer = (root: string, options: HomeOptions = {}): Layer.Layer<ClaudeHome> =>
-  Layer.sync(ClaudeHome, () => make(root, options))
+export const layer = (root: string, options: HomeOptions = {}): Layer.Layer<ClaudeHome> => Layer.sync(ClaudeHome, () => make(root, options))
 
 /** The user's home directory. */
 export const userHome = (): string => os.homedir()

@@ -164,8 +164,12 @@ export const make = ({ renameIfCurrent, ...primitives }: FilesPrimitives): Files
   ...primitives,
   replaceIfUnchanged: (source, target, expected, maxBytes) =>
     Effect.map(
-      renameIfCurrent(source, target, maxBytes, (current) =>
-        expected === null ? !current.present : current.bytes !== null && sameBytes(current.bytes, expected)),
+      renameIfCurrent(
+        source,
+        target,
+        maxBytes,
+        (current) => expected === null ? !current.present : current.bytes !== null && sameBytes(current.bytes, expected)
+      ),
       ({ current, renamed }): ReplaceOutcome => (renamed ? { _tag: "Replaced" } : { _tag: "Changed", bytes: current.bytes })
     )
 })

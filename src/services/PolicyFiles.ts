@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as path from "node:path"
 import type { FileRead } from "../domain/ClaudeSettingsFile.js"
 import { settingsFileMaxBytes } from "../domain/ClaudeSettingsFile.js"
-import { type DropInEntry, dropInDirectoryName, dropInNames, managedFileName } from "../domain/ManagedSettings.js"
+import { dropInDirectoryName, type DropInEntry, dropInNames, managedFileName } from "../domain/ManagedSettings.js"
 import type { FileFact } from "../domain/PolicyEvidence.js"
 import { canonicalGitRoot, type GitEntry, linkedGitDir } from "../domain/ProjectSettings.js"
 import type { Files } from "./Files.js"
@@ -105,9 +105,7 @@ export const managedFacts = (reader: FileReader, directory: string): Effect.Effe
 
 const gitEntryAt = (files: Files, folder: string): Effect.Effect<GitEntry> =>
   files.lstat(path.join(folder, ".git")).pipe(
-    Effect.map((info): GitEntry =>
-      info.type === "Directory" ? "directory" : info.type === "File" ? "file" : info.type === "SymbolicLink" ? "link" : "none"
-    ),
+    Effect.map((info): GitEntry => info.type === "Directory" ? "directory" : info.type === "File" ? "file" : info.type === "SymbolicLink" ? "link" : "none"),
     Effect.orElseSucceed((): GitEntry => "none")
   )
 

@@ -95,7 +95,11 @@ const carries = (query: ResolveQuery) => {
  * decided by them. The id is the conversation and the name its address; both must point at this one
  * process, or a message could land in another session.
  */
-const pick = (live: ReadonlyArray<Session>, query: ResolveQuery, options: ResolveOptions): Effect.Effect<Session, IdentityMismatch | NotAddressable> | undefined => {
+const pick = (
+  live: ReadonlyArray<Session>,
+  query: ResolveQuery,
+  options: ResolveOptions
+): Effect.Effect<Session, IdentityMismatch | NotAddressable> | undefined => {
   const matches = live.filter((s) => carries(query)(s.sessionId, s.name))
   if (matches.length === 0) return undefined
   const evidence = evidenceOf(query)
@@ -107,7 +111,11 @@ const pick = (live: ReadonlyArray<Session>, query: ResolveQuery, options: Resolv
     live.filter((s) => s !== session && (what === "name" ? normalizeName(s.name) === normalizeName(session.name) : s.sessionId === session.sessionId))
   const sharedName = query.sessionId !== undefined && options.allowSharedName !== true ? shares("name") : []
   const sharedId = query.name !== undefined ? shares("sessionId") : []
-  const rivals = sharedName.length > 0 ? { shared: "name" as const, rivals: sharedName } : sharedId.length > 0 ? { shared: "sessionId" as const, rivals: sharedId } : undefined
+  const rivals = sharedName.length > 0
+    ? { shared: "name" as const, rivals: sharedName }
+    : sharedId.length > 0
+    ? { shared: "sessionId" as const, rivals: sharedId }
+    : undefined
   if (rivals !== undefined) {
     const candidates = [session, ...rivals.rivals.sort((a, b) => a.pid - b.pid)].map(candidate)
     return Effect.fail(new IdentityMismatch({ query: evidence, shared: rivals.shared, candidates }))

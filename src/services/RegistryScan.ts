@@ -10,15 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as path from "node:path"
 import { normalizeName } from "../domain/Names.js"
-import {
-  describeValue,
-  maxRecordBytes,
-  parseRecordJson,
-  pidOfFileName,
-  readRecord,
-  type RecordReading,
-  sameStartTime
-} from "../domain/Record.js"
+import { describeValue, maxRecordBytes, parseRecordJson, pidOfFileName, readRecord, type RecordReading, sameStartTime } from "../domain/Record.js"
 import type { Session } from "../domain/Session.js"
 import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
 import type { BoundedRead, Files } from "./Files.js"
@@ -199,17 +191,13 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
   const readAll = (candidates: ReadonlyArray<Candidate>, liveness: Liveness): Effect.Effect<Array<FileReading>> =>
     Effect.gen(function*() {
       const first = yield* eachInBatches(candidates, readEntry)
-      const torn = first.flatMap((reading, i) =>
-        reading._tag === "Unparsable" && liveness.isAlive(candidates[i]!.pid!) ? [i] : []
-      )
+      const torn = first.flatMap((reading, i) => reading._tag === "Unparsable" && liveness.isAlive(candidates[i]!.pid!) ? [i] : [])
       if (torn.length > 0) {
         yield* Timing.sleep(timings.tornReadRetry, `the second read of ${torn.length} registry record(s) caught mid-rewrite`)
         const again = yield* eachInBatches(torn, (i) => readOnce(candidates[i]!.file, candidates[i]!.pid!))
         torn.forEach((index, i) => (first[index] = again[i]!))
       }
-      return first.map((reading) =>
-        reading._tag === "Unparsable" ? verdict({ _tag: "malformed", reason: reading.reason }) : reading
-      )
+      return first.map((reading) => reading._tag === "Unparsable" ? verdict({ _tag: "malformed", reason: reading.reason }) : reading)
     })
 
   /**

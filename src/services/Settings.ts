@@ -73,8 +73,7 @@ const newFileMode = 0o600
 const newDirectoryMode = 0o700
 
 /** A `SystemError` of the file port with this reason (no other failure here carries that tag). */
-const hasReason = (reason: string) => (error: unknown): boolean =>
-  Predicate.isTagged(error, "SystemError") && (error as SystemError).reason === reason
+const hasReason = (reason: string) => (error: unknown): boolean => Predicate.isTagged(error, "SystemError") && (error as SystemError).reason === reason
 
 /** A missing file is absent, not a failure. */
 const orAbsent = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -91,12 +90,10 @@ const absent: OnDisk = { bytes: null, mode: null, owner: null }
 
 const ownerOf = (info: FileInfo): Owner => ({ uid: info.uid, gid: info.gid })
 
-const errnoIn = (error: PlatformError): string =>
-  (error._tag === "SystemError" ? /^E[A-Z]+/.exec(error.description ?? "")?.[0] : undefined) ?? "not permitted"
+const errnoIn = (error: PlatformError): string => (error._tag === "SystemError" ? /^E[A-Z]+/.exec(error.description ?? "")?.[0] : undefined) ?? "not permitted"
 
 /** The port's refusal to give a file away (see `Files.writeNewFile`), told apart from a directory's permission bits. */
-const isOwnerRefusal = (error: PlatformError): boolean =>
-  error._tag === "SystemError" && error.reason === "PermissionDenied" && error.syscall === "fchown"
+const isOwnerRefusal = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "PermissionDenied" && error.syscall === "fchown"
 
 const revisionOfOnDisk = (onDisk: OnDisk): string => (onDisk.bytes === null ? emptyRevision : revisionOf(onDisk.bytes))
 
@@ -170,8 +167,10 @@ export const make = Effect.gen(function*() {
 
   /** A link swapped in after the lstat fails the no-follow open: say so, not "bad resource". */
   const linkSwappedIn = (error: PlatformError): Effect.Effect<never, InvalidSettings | PlatformError> =>
-    Effect.flatMap(Effect.orElseFail(files.lstat(file), () => error), (now) =>
-      now.type === "SymbolicLink" ? notRegular(now.type, "update") : Effect.fail<InvalidSettings | PlatformError>(error))
+    Effect.flatMap(
+      Effect.orElseFail(files.lstat(file), () => error),
+      (now) => now.type === "SymbolicLink" ? notRegular(now.type, "update") : Effect.fail<InvalidSettings | PlatformError>(error)
+    )
 
   /**
    * Step 1: the settings path without following a final link. A link is refused because the
@@ -263,7 +262,9 @@ export const make = Effect.gen(function*() {
       method: "update",
       pathOrDescriptor: file,
       syscall: "fchown",
-      description: `the settings file must keep its owner (uid ${owner.uid}, gid ${owner.gid}), and this process may not give a file that owner (${errnoIn(error)}); nothing was written`
+      description: `the settings file must keep its owner (uid ${owner.uid}, gid ${owner.gid}), and this process may not give a file that owner (${
+        errnoIn(error)
+      }); nothing was written`
     })
 
   /**

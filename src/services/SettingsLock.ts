@@ -28,8 +28,7 @@ import type { ProcessProbe } from "./ProcessProbe.js"
 import * as Timing from "./Timing.js"
 
 /** The lock beside a settings file. */
-export const lockFileOf = (settingsFile: string): string =>
-  path.join(path.dirname(settingsFile), `.${path.basename(settingsFile)}.claude-peers.lock`)
+export const lockFileOf = (settingsFile: string): string => path.join(path.dirname(settingsFile), `.${path.basename(settingsFile)}.claude-peers.lock`)
 
 /**
  * A temporary file of this project beside the settings file. The name cannot collide with Claude

@@ -83,9 +83,9 @@ const stillClockMillis = 1000
  */
 export const sleep = (duration: Duration.Duration, waitsFor: string): Effect.Effect<void> => {
   const clue = Console.error(
-    `claude-peers: still waiting for ${waitsFor} (${
-      Duration.format(duration)
-    } on Effect's Clock), and the Clock has not moved for ${stillClockMillis / 1000} s of wall time. On a TestClock, move it with TestClock.adjust, or shorten the wait with the layer's \`timing\` option.`
+    `claude-peers: still waiting for ${waitsFor} (${Duration.format(duration)} on Effect's Clock), and the Clock has not moved for ${
+      stillClockMillis / 1000
+    } s of wall time. On a TestClock, move it with TestClock.adjust, or shorten the wait with the layer's \`timing\` option.`
   )
   return Effect.raceFirst(Effect.sleep(duration), Effect.zipRight(clockStandsStill, Effect.zipRight(clue, Effect.never)))
 }

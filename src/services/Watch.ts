@@ -96,8 +96,7 @@ type Look = "read" | "probe"
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
 
 /** One element after each wait, forever. */
-const ticks = (every: Duration.Duration, waitsFor: string): Stream.Stream<void> =>
-  Stream.repeatEffect(Timing.sleep(every, waitsFor))
+const ticks = (every: Duration.Duration, waitsFor: string): Stream.Stream<void> => Stream.repeatEffect(Timing.sleep(every, waitsFor))
 
 /**
  * An element at once for a notification that comes after a quiet `window`; the notifications that

@@ -4,8 +4,8 @@
  */
 import * as Equal from "effect/Equal"
 import * as Schema from "effect/Schema"
-import { appeared, changed, gone, type SessionEvent } from "../domain/SessionEvent.js"
 import { Session } from "../domain/Session.js"
+import { appeared, changed, gone, type SessionEvent } from "../domain/SessionEvent.js"
 import type { RegistryEntry, VerdictName } from "../domain/Verdict.js"
 import type { ProcessState } from "./ProcessProbe.js"
 
@@ -27,8 +27,7 @@ export const emptyTracking: Tracking = new Map()
 
 const sameSession = Schema.equivalence(Session)
 
-const sameProcess = (a: Session, b: Session): boolean =>
-  a.startedAtMs === null || b.startedAtMs === null || a.startedAtMs === b.startedAtMs
+const sameProcess = (a: Session, b: Session): boolean => a.startedAtMs === null || b.startedAtMs === null || a.startedAtMs === b.startedAtMs
 
 const sameState = (a: ProcessState, b: ProcessState): boolean =>
   a._tag === "Dead" ? b._tag === "Dead" : b._tag === "Alive" && Equal.equals(a.startTime, b.startTime)
@@ -73,4 +72,3 @@ export const unchangedSince = (tracking: Tracking, processes: ReadonlyMap<number
     const current = processes.get(session.pid)
     return !doubted && process !== undefined && current !== undefined && sameState(process, current)
   })
-

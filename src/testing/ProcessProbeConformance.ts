@@ -9,7 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { layer as layerProcessProbe, type MemoryProcessesOptions, makeMemoryProcesses } from "../layers/ProcessProbeMemory.js"
+import { layer as layerProcessProbe, makeMemoryProcesses, type MemoryProcessesOptions } from "../layers/ProcessProbeMemory.js"
 import { ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
 
 /** The shipped memory probe over a fresh process table, and its controller. */
@@ -54,8 +54,7 @@ export class ProcessController extends Context.Tag("claude-peers/testing/Process
   readonly self: { readonly pid: number; readonly startTime: string }
 }>() {}
 
-const check = (pids: Iterable<number>, startTimeOf: Iterable<number> = []) =>
-  Effect.flatMap(ProcessProbe, (probe) => probe.check(pids, new Set(startTimeOf)))
+const check = (pids: Iterable<number>, startTimeOf: Iterable<number> = []) => Effect.flatMap(ProcessProbe, (probe) => probe.check(pids, new Set(startTimeOf)))
 
 const alive = (startTime?: string): ProcessState => ({
   _tag: "Alive",

@@ -3,9 +3,5 @@
  * their own layer. Each declares its tests with `@effect/vitest` (an optional peer dependency, which
  * only this entry needs; `claude-peers/testing` does not import it).
  */
-export { FilesFixture, filesConformance, fixtureOfTree, layerFixtureNode, layerMemory as layerFilesMemory } from "./FilesConformance.js"
-export {
-  layerMemory as layerProcessProbeMemory,
-  ProcessController,
-  processProbeConformance
-} from "./ProcessProbeConformance.js"
+export { filesConformance, FilesFixture, fixtureOfTree, layerFixtureNode, layerMemory as layerFilesMemory } from "./FilesConformance.js"
+export { layerMemory as layerProcessProbeMemory, ProcessController, processProbeConformance } from "./ProcessProbeConformance.js"

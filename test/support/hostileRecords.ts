@@ -148,8 +148,22 @@ const stringValue: fc.Arbitrary<HostileValue> = fc.oneof(
 )
 
 const scalarValue = fc.constantFrom(
-  "0", "-0", "1", "-1", "0.5", "1e400", "-1e400", "1e-400", "2147483647", "2147483648", "4.2e1", "1E3",
-  "123456789012345678901234567890", "true", "false", "null"
+  "0",
+  "-0",
+  "1",
+  "-1",
+  "0.5",
+  "1e400",
+  "-1e400",
+  "1e-400",
+  "2147483647",
+  "2147483648",
+  "4.2e1",
+  "1E3",
+  "123456789012345678901234567890",
+  "true",
+  "false",
+  "null"
 ).map(text)
 
 const deepValue: fc.Arbitrary<HostileValue> = fc.record({

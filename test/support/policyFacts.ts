@@ -3,8 +3,8 @@
  * would report them, and whole sessions as the service would see them.
  */
 import * as Observed from "../../src/domain/Observed.js"
-import type { FileFact, SessionFacts } from "../../src/domain/PolicyEvidence.js"
 import type { SettingsSource, SourceReading } from "../../src/domain/Policy.js"
+import type { FileFact, SessionFacts } from "../../src/domain/PolicyEvidence.js"
 
 const utf8 = new TextEncoder()
 
@@ -60,6 +60,5 @@ export const reading = (
 ): SourceReading => ({ source, path: `/files/${source}`, value, state, problem, detail: null })
 
 export const set = (source: SettingsSource, value: "accept" | "hold" | "refuse") => reading(source, "set", value)
-export const invalidValue = (source: SettingsSource, value: unknown = "Accept") =>
-  reading(source, "invalid", value, "invalid_value")
+export const invalidValue = (source: SettingsSource, value: unknown = "Accept") => reading(source, "invalid", value, "invalid_value")
 export const unreadable = (source: SettingsSource) => reading(source, "unreadable")

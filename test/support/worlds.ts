@@ -4,13 +4,14 @@
  * and kills) behind `layerNode`. Every conformance suite is written once against this interface and
  * run on both, through the shipped composite layers, so no test-only wiring can hide a difference.
  */
-import { Effect, Layer } from "effect"
+import type { Layer } from "effect"
+import { Effect } from "effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as FilesMemory from "../../src/layers/FilesMemory.js"
-import { type MemoryOptions, type MemoryWorld, layerMemory, makeMemoryWorld as makeShippedWorld } from "../../src/layers/Memory.js"
+import { layerMemory, makeMemoryWorld as makeShippedWorld, type MemoryOptions, type MemoryWorld } from "../../src/layers/Memory.js"
 import type { MemoryUser } from "../../src/layers/MemoryTree.js"
 import { layerNode, type NodeOptions } from "../../src/layers/Node.js"
 import type { Services } from "../../src/layers/Services.js"
@@ -155,8 +156,7 @@ export const startTimeOf = (pid: number): string => {
   return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!
 }
 
-export const linuxPidDomain = (): string =>
-  `linux:${fs.readFileSync("/etc/machine-id", "utf8").trim()}:${fs.readlinkSync("/proc/self/ns/pid")}`
+export const linuxPidDomain = (): string => `linux:${fs.readFileSync("/etc/machine-id", "utf8").trim()}:${fs.readlinkSync("/proc/self/ns/pid")}`
 
 /** Starts a real process that does nothing until it is killed. */
 export const startSleeper = (): ChildProcess & { readonly pid: number } => {

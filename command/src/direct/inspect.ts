@@ -1,6 +1,6 @@
 /** `inspect`, recognized (see `../Direct.ts`). */
-import { runDirect } from "../Direct.js"
 import type { Invocation } from "../../../src/cli/Invocation.js"
+import { runDirect } from "../Direct.js"
 import { runInspect } from "../Run.js"
 
 export const main = (invocation: Invocation): void => runDirect(invocation, runInspect(invocation))

@@ -1,6 +1,6 @@
 /** `resolve`, recognized (see `../Direct.ts`). */
-import { runDirect } from "../Direct.js"
 import type { CommandOf, Invocation } from "../../../src/cli/Invocation.js"
+import { runDirect } from "../Direct.js"
 import { runResolve } from "../Run.js"
 
 export const main = (invocation: Invocation, command: CommandOf<"resolve">): void => runDirect(invocation, runResolve(invocation, command))

@@ -1,6 +1,6 @@
 /** `settings get`, recognized (see `../Direct.ts`). */
-import { runDirect } from "../Direct.js"
 import type { Invocation } from "../../../src/cli/Invocation.js"
+import { runDirect } from "../Direct.js"
 import { runSettingsGet } from "../Run.js"
 
 export const main = (invocation: Invocation): void => runDirect(invocation, runSettingsGet(invocation))
