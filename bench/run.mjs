@@ -367,7 +367,7 @@ const installCases = (registry, rounds) => {
   }
   const normal = makeInstall("install-normal", true)
   const readOnly = makeInstall("install-read-only", false)
-  const asUser = (argv, env) => canSwitchUser ? ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", ...argv] : argv
+  const asUser = (argv) => canSwitchUser ? ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", ...argv] : argv
   const { HOME: _home, ...withoutHome } = childEnv
   const listIn = (dir, env, label) => ({
     label,

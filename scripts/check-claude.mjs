@@ -269,7 +269,7 @@ const main = async () => {
   const report = async (title) => {
     log(`snapshot: ${title}`)
     const { rows, stable } = await observer.snapshot()
-    allRows.push(...rows)
+    for (const row of rows) allRows.push(row)
     process.stdout.write(`\n## ${title}\n\n${renderTable(rows)}\n`)
     if (!stable) process.stdout.write("(the registry kept changing while this snapshot was taken: rows may mix two moments)\n")
   }

@@ -238,7 +238,7 @@ describe("jsonPreview", () => {
     const values: ReadonlyArray<unknown> = [
       null,
       -0,
-      1e400,
+      Infinity,
       "caf\u00e9\ud800",
       { a: [1, { b: "x".repeat(80) }], "": [] },
       JSON.parse("{\"__proto__\":[1,2]}"),

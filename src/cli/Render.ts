@@ -169,7 +169,8 @@ const policyNotes = (policies: ReadonlyArray<SessionPolicy>): ReadonlyArray<stri
   }
   const unseen = [...new Set(policies.flatMap((p) => p.unseen))]
   if (unseen.length > 0) {
-    notes.push("Not visible from outside a session, so not taken into account:", ...unseen.map((u) => `  - ${unseenWords[u]}`))
+    notes.push("Not visible from outside a session, so not taken into account:")
+    for (const u of unseen) notes.push(`  - ${unseenWords[u]}`)
   }
   return notes
 }

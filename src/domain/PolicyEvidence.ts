@@ -85,7 +85,7 @@ export interface SessionFacts extends Launch {
   readonly sdkHosted: boolean
 }
 
-const folderSources = ["userSettings", "projectSettings", "localSettings"] as const
+type FolderSource = "userSettings" | "projectSettings" | "localSettings"
 
 interface Outcomes {
   readonly managed: ReadonlyArray<FileOutcome>
@@ -130,7 +130,7 @@ const parentManaged: FileOutcome = {
 }
 
 const folderOutcomes = (
-  source: typeof folderSources[number],
+  source: FolderSource,
   facts: ReadonlyArray<FileFact>,
   enabled: ReadonlyArray<SettingsSource> | null
 ): ReadonlyArray<FileOutcome> =>

@@ -19,6 +19,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import { parseEnviron } from "../domain/ClaudeEnvironment.js"
@@ -297,7 +298,7 @@ const runPs = (pids: ReadonlyArray<number>): Effect.Effect<string> =>
   // `net`, `dgram` and the streams) is a measurable part of the command's start-up elsewhere.
   Effect.flatMap(Effect.promise(() => import("node:child_process")), (childProcess) => runPsWith(childProcess, pids))
 
-const runPsWith = (childProcess: typeof import("node:child_process"), pids: ReadonlyArray<number>): Effect.Effect<string> =>
+const runPsWith = (childProcess: typeof ChildProcess, pids: ReadonlyArray<number>): Effect.Effect<string> =>
   Effect.async<string>((resume) => {
     const child = childProcess.execFile(
       "ps",
