@@ -110,14 +110,11 @@ const words = Args.text({ name: "ARGS" }).pipe(
 const levelOf = (spec: CommandSpec, above: ReadonlyArray<{ readonly name: string; readonly command: Mounted }>): Mounted => {
   const self: Mounted = Command.make(spec.name, { words }, ({ words }) =>
     Effect.gen(function*() {
-      const line: Array<string> = []
+      let line: ReadonlyArray<string> = []
       for (const [at, level] of above.entries()) {
-        if (at > 0) line.push(level.name)
-        line.push(...(yield* level.command).words)
+        line = [...line, ...(at > 0 ? [level.name] : []), ...(yield* level.command).words]
       }
-      if (above.length > 0) line.push(spec.name)
-      line.push(...words)
-      return yield* runWords(line)
+      return yield* runWords([...line, ...(above.length > 0 ? [spec.name] : []), ...words])
     })).pipe(Command.withDescription(helpOf(spec))) as unknown as Mounted
   const chain = [...above, { name: spec.name, command: self }]
   const subcommands = spec.subcommands
