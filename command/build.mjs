@@ -70,12 +70,15 @@ const partsPlugin = {
  * - The file port's watch (`FilesNodeWatch.ts`), its only use of `Stream`, in the parts that watch
  *   (`watching`): the full command line initializes `Stream` and the channel machinery only when it
  *   runs `watch`. The other parts do not carry the watch at all (`replacementsOf`).
+ * - `kill(pid, 0)` (`SignalZero.ts`) through the binding, which answers a dead pid without building
+ *   an error.
  */
 const onFirstUse = [
   ...(process.env.EAGER_ERRORS === undefined
     ? [["src/domain/Errors.ts", "command/src/ErrorsOnFirstUse.ts"], ["@effect/platform/Error", "command/src/PlatformErrorsOnFirstUse.ts"]]
     : []),
-  ["src/layers/FilesNodeWatch.ts", "command/src/FilesNodeWatchOnFirstUse.ts"]
+  ["src/layers/FilesNodeWatch.ts", "command/src/FilesNodeWatchOnFirstUse.ts"],
+  ["src/layers/SignalZero.ts", "command/src/SignalZero.ts"]
 ].map(([original, replacement]) => [original.startsWith("src/") ? path.join(root, original) : original, path.join(root, replacement)])
 
 /**

@@ -8,11 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { vi } from "vitest"
+import { signalZero as commandSignalZero } from "../command/src/SignalZero.js"
 import { layer as layerMemory, makeMemoryProcesses } from "../src/layers/ProcessProbeMemory.js"
-import { listingThreshold, makeNode, parseProcStat, parsePs, procListsEveryProcess, signalZero } from "../src/layers/ProcessProbeNode.js"
+import { listingThreshold, makeNode, parseProcStat, parsePs, procListsEveryProcess } from "../src/layers/ProcessProbeNode.js"
+import { signalZero } from "../src/layers/SignalZero.js"
 import { ProcessProbe, type ProcessState } from "../src/services/ProcessProbe.js"
 import { layerMemory as layerMemoryWorld, ProcessController, processProbeConformance } from "../src/testing/ProcessProbeConformance.js"
 import { stagedForOtherUsers } from "./support/staged.js"
@@ -197,8 +198,8 @@ const stateOf = (pid: number): string | undefined => {
 }
 
 /**
- * Counts `kill(pid, 0)` system calls by spying on `process._kill`, which the probe calls itself for
- * speed and `process.kill` calls after validating its arguments; the children are killed through
+ * Counts `kill(pid, 0)` system calls by spying on `process._kill`, which `process.kill` calls after
+ * validating its arguments; the children are killed through
  * their handles, which do not go through it.
  */
 const countSignalZero = () => {
@@ -277,6 +278,8 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
       const expected = [true, true, true, false, false]
       expect(pids.map(byKill)).toEqual(expected)
       expect(pids.map(signalZero)).toEqual(expected)
+      // The command's, through the binding, answers the same.
+      expect(pids.map(commandSignalZero)).toEqual(expected)
       yield* children.kill(live)
     }))
 
@@ -286,13 +289,15 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
     () => {
       // As an unprivileged user, pid 1 (root's) answers EPERM; the probe runs there, bundled into
       // a copy that user can read wherever this checkout is.
-      const module = path.join(root, "src", "layers", "ProcessProbeNode.ts")
+      const library = path.join(root, "src", "layers", "SignalZero.ts")
+      const command = path.join(root, "command", "src", "SignalZero.ts")
       const script = staged.script(
         "signal-zero",
-        `import { signalZero } from ${JSON.stringify(module)}
+        `import { signalZero } from ${JSON.stringify(library)}
+        import { signalZero as commandSignalZero } from ${JSON.stringify(command)}
         let code = "none"
         try { process.kill(1, 0) } catch (error) { code = error.code }
-        console.log(JSON.stringify({ code, alive: signalZero(1) }))`
+        console.log(JSON.stringify({ code, alive: signalZero(1), command: commandSignalZero(1) }))`
       )
       const result = childProcess.spawnSync(
         "/usr/bin/setpriv",
@@ -300,7 +305,7 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
         { encoding: "utf8", cwd: "/" }
       )
       expect(result.stderr).toBe("")
-      expect(JSON.parse(result.stdout)).toEqual({ code: "EPERM", alive: true })
+      expect(JSON.parse(result.stdout)).toEqual({ code: "EPERM", alive: true, command: true })
     }
   )
 
@@ -574,15 +579,4 @@ describe("procListsEveryProcess", () => {
     expect(procListsEveryProcess("22 1 0:21 / /proc rw proc proc rw")).toBe(false)
     expect(procListsEveryProcess("22 1 0:21 / /proc\\040x rw - proc proc rw")).toBe(false)
   })
-})
-
-// Outside the Linux block: on macOS too.
-describe("signalZero's errno numbers", () => {
-  it.skipIf(process.platform !== "linux" && process.platform !== "darwin")(
-    "the ones it knows without node:os (Linux and macOS) are this platform's",
-    () => {
-      expect(os.constants.errno.ESRCH).toBe(3)
-      expect(os.constants.errno.EPERM).toBe(1)
-    }
-  )
 })

@@ -14,19 +14,7 @@ const entries = ["src/index.ts", "src/node.ts", "src/testing.ts", "src/cli.ts"]
  * Modules of `src/cli` that still hold such patterns while the command's split out of `src/cli` is
  * under way; the lead empties this list.
  */
-const pending = new Set<string>([
-  // Not src/cli: the Node probe's `process._kill` device, still to be measured and moved to the
-  // command's replacement table or dropped (issue 21, item 1).
-  "src/layers/ProcessProbeNode.ts",
-  "src/cli/Handlers.ts",
-  "src/cli/Run.ts",
-  "src/cli/Root.ts",
-  "src/cli/Output.ts",
-  "src/cli/Signals.ts",
-  "src/cli/RunMain.ts",
-  "src/cli/Report.ts",
-  "src/cli/Render.ts"
-])
+const pending = new Set<string>([])
 
 const rules: ReadonlyArray<readonly [string, RegExp]> = [
   ["imports the command's modules", /from\s+["'](?:\.\.\/)+command\//],

@@ -1,9 +1,7 @@
 /**
  * What each command does, over the services it uses. Both parsers end here (see `Invocation.ts`),
  * so a command answers the same whichever path parsed it. Each handler is a span named for its
- * command, and an export of its own, free of side effects (`#__PURE__`): the bundle gives every
- * recognized command a part of its own (`command/build.mjs`), and a part keeps only its
- * command's handler and what that handler uses, so `list` loads neither the settings nor `watch`.
+ * command; it prints through `Console` and reports its failures as the contract says.
  */
 import type { PlatformError } from "@effect/platform/Error"
 import * as Duration from "effect/Duration"

@@ -21,62 +21,15 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import { parseEnviron } from "../domain/ClaudeEnvironment.js"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
 import { make as makeProcessProbe, type ProcessEvidence, type ProcessIdentity, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+import { isProcessId, signalZero } from "./SignalZero.js"
 
 const dead: ProcessState = { _tag: "Dead" }
 const aliveWith = (startTime: Option.Option<string>): ProcessState => ({ _tag: "Alive", startTime })
 
-/**
- * Pids that `kill(2)` would read as something other than one process: 0 and negatives address
- * process groups, and Node throws a TypeError on non-integers. No process has such a pid.
- */
-const isProcessId = (pid: number): boolean => Number.isSafeInteger(pid) && pid >= 1 && pid <= 2147483647
-
 const errorCode = (error: unknown): unknown => typeof error === "object" && error !== null ? (error as { readonly code?: unknown }).code : undefined
-
-/** libuv's error for an errno: the negated errno on Unix. Windows' libuv codes are not errnos. */
-const rawError = (errno: number | undefined): number | undefined =>
-  process.platform !== "win32" && errno !== undefined && Number.isSafeInteger(errno) && errno > 0 ? -errno : undefined
-/**
- * ESRCH and EPERM. Linux and macOS number them 3 and 1 (as Unix has since V7; a test checks them
- * against `os.constants.errno`); elsewhere `node:os` says, which the command would otherwise load
- * only for these two numbers.
- */
-const errno = (name: "ESRCH" | "EPERM"): number | undefined =>
-  process.platform === "linux" || process.platform === "darwin" ? { ESRCH: 3, EPERM: 1 }[name] : os.constants.errno[name]
-const rawEsrch = rawError(errno("ESRCH"))
-const rawEperm = rawError(errno("EPERM"))
-
-/**
- * `kill(pid, 0)`: false only for ESRCH. Most registry records are stale, so ESRCH is the common
- * answer, and `process.kill` makes a system error of it, which costs more than the call (the errno's
- * name looked up in libuv's table, an error object: 13 dead pids took 1.2 ms here, the first one
- * most of it). `process._kill`, the binding `process.kill` wraps (it validates its arguments and
- * throws what this returns), returns libuv's error as a number instead: 0.05 ms for the same 13.
- * It is read at each call; where it is missing or answers anything but 0, EPERM or ESRCH, `process.kill`
- * answers.
- */
-export const signalZero = (pid: number): boolean => {
-  // The binding reads the pid as a 32-bit integer: only a real pid may reach it (no process has another).
-  if (!isProcessId(pid)) return false
-  const raw = (process as unknown as { readonly _kill?: unknown })._kill
-  if (rawEsrch !== undefined && rawEperm !== undefined && typeof raw === "function") {
-    const result: unknown = raw.call(process, pid, 0)
-    // Success, EPERM (another user's process) and ESRCH are the answers it is trusted with; anything
-    // else `process.kill` tells.
-    if (result === 0 || result === rawEperm) return true
-    if (result === rawEsrch) return false
-  }
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return errorCode(error) !== "ESRCH"
-  }
-}
 
 /**
  * Where `process.kill` answers, a dead pid is a thrown system error, and Node captures a stack trace
@@ -294,8 +247,8 @@ const psEnvironment = (): NodeJS.ProcessEnv => ({ ...process.env, TZ: "UTC", LC_
  * so its output is used whatever the exit status; a failure to run it at all yields no start times.
  */
 const runPs = (pids: ReadonlyArray<number>): Effect.Effect<string> =>
-  // Imported here, not at the top: only macOS runs `ps`, and loading `node:child_process` (with
-  // `net`, `dgram` and the streams) is a measurable part of the command's start-up elsewhere.
+  // Imported where it is used: only macOS runs `ps`, and `node:child_process` brings `net`, `dgram`
+  // and the streams, which nothing else here needs.
   Effect.flatMap(Effect.promise(() => import("node:child_process")), (childProcess) => runPsWith(childProcess, pids))
 
 const runPsWith = (childProcess: typeof ChildProcess, pids: ReadonlyArray<number>): Effect.Effect<string> =>
@@ -490,5 +443,7 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
     states: (alive, startTimeOf) => Effect.suspend(() => statesOf(alive, startTimeOf))
   })
 }
+
+export { signalZero }
 
 export const layer: Layer.Layer<ProcessProbe> = Layer.sync(ProcessProbe, () => makeNode())
