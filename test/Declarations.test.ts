@@ -69,7 +69,13 @@ export const memoryPorts = [layerFilesMemory(tree), layerProbeMemory(processes)]
 describe("declarations", () => {
   it("a consumer exporting the layers and the mounted command compiles with declaration: true", () => {
     fs.mkdirSync(path.join(scratch, "node_modules"), { recursive: true })
-    link("claude-peers", root)
+    // A copy of what the package ships, as an install has it: its own imports of the peers then
+    // resolve to the consumer's, as in an application (a link to this checkout would resolve them
+    // to this checkout's node_modules, which no consumer can name).
+    const installed = path.join(scratch, "node_modules", "claude-peers")
+    fs.mkdirSync(installed, { recursive: true })
+    fs.copyFileSync(path.join(root, "package.json"), path.join(installed, "package.json"))
+    fs.cpSync(path.join(root, "dist"), path.join(installed, "dist"), { recursive: true, filter: (from) => !from.includes(".v8-cache") })
     for (const name of ["effect", "@effect/cli", "@effect/platform", "@types/node"]) link(name)
     fs.writeFileSync(path.join(scratch, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
     const file = path.join(scratch, "consumer.ts")

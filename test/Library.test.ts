@@ -58,7 +58,7 @@ describe("the package entries", () => {
     expect(Object.keys(Library.Policy).sort()).toEqual(["Policy", "layer", "make"])
     expect(Object.keys(Node).sort()).toEqual(["layerFiles", "layerNode", "layerPorts", "layerProcessProbe"])
     expect(Object.keys(Testing).sort()).toEqual(["layerFiles", "layerMemory", "layerProcessProbe", "makeMemoryProcesses", "makeMemoryTree", "makeMemoryWorld"])
-    expect(Object.keys(Cli).sort()).toEqual(["ExitCode", "OutputFailed", "UsageError", "command"])
+    expect(Object.keys(Cli).sort()).toEqual(["ExitCode", "OutputFailed", "OutputLoss", "UsageError", "command"])
   })
 
   it("each module of the root entry is an entry of its own, the same module", async () => {

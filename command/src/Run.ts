@@ -6,13 +6,14 @@
  * command: `direct/`) and the full command line (`CommandLine.ts`, through `runInvocation`) run the
  * same functions here.
  */
-import { type PlatformError, SystemError } from "@effect/platform/Error"
+// The stand-in, not the package: a run that finds its home builds no error class.
 import * as Effect from "effect/Effect"
 import * as Handlers from "../../src/cli/Handlers.js"
 import type { CommandOf, Invocation } from "../../src/cli/Invocation.js"
 import { reportFailures } from "../../src/cli/Report.js"
 import { layerNode } from "../../src/layers/Node.js"
 import { rootOf, userHome } from "../../src/services/ClaudeHome.js"
+import { type PlatformError, SystemError } from "./PlatformErrorsOnFirstUse.js"
 import { provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "./Provide.js"
 import { endedOnSignal, interruptedOnSignal } from "./Signals.js"
 
