@@ -321,6 +321,49 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(refused.keys).toContain("effect/Schema/astCache")
   })
 
+  it("what each recognized command's successful run initializes: its own part only, and effect/Schema only where it encodes with it", () => {
+    // Pinned so that an idiomatic change that puts more into a command's start-up is seen here, not
+    // weeks later in a bench: Schema's module registers its caches in effect's global store when it is
+    // initialized, and the cache directory names every part a run compiled.
+    const hook = path.join(freshDir("hook"), "schema-keys.cjs")
+    fs.writeFileSync(
+      hook,
+      `process.on("exit", () => {
+        const store = globalThis["effect/GlobalValue"]
+        const keys = store === undefined ? [] : [...store.keys()].map(String).filter((key) => /effect\\/(Schema|ParseResult)/.test(key))
+        require("node:fs").writeSync(2, "schema: " + (keys.length > 0) + "\\n")
+      })\n`
+    )
+    const settingsHome = freshDir("settings-home")
+    fs.writeFileSync(path.join(settingsHome, "settings.json"), "{}\n")
+    const alpha = JSON.parse(fs.readFileSync(path.join(home, "sessions", `${sleeper.pid}.json`), "utf8")) as { sessionId: string }
+    const pinned: ReadonlyArray<readonly [ReadonlyArray<string>, string, boolean]> = [
+      [["--claude-home", home, "list", "--json"], "list", false],
+      [["--claude-home", home, "resolve", alpha.sessionId, "--json"], "resolve", false],
+      [["--claude-home", home, "resolve", "--name", "alpha", "--json"], "resolve", false],
+      [["--claude-home", settingsHome, "settings", "get", "--json"], "settingsGet", false],
+      [["--claude-home", settingsHome, "settings", "set", "hold", "--json"], "settingsSet", false],
+      [["--claude-home", settingsHome, "settings", "reset", "--json"], "settingsReset", false],
+      // These two encode their answer with its schema.
+      [["--claude-home", home, "inspect", "--json"], "inspect", true],
+      [["--claude-home", home, "policy", "--json"], "policy", true]
+    ]
+    for (const [args, part, schema] of pinned) {
+      const cacheDir = freshDir("cache")
+      const result = spawnSync(process.execPath, ["-r", hook, bin, ...args], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, HOME: "/nonexistent-home", CLAUDE_PEERS_CACHE_DIR: cacheDir },
+        timeout: 30_000
+      })
+      expect(result.status, `${args.join(" ")}: ${result.stderr}`).toBe(0)
+      expect(result.stderr, args.join(" ")).toBe(`schema: ${schema}\n`)
+      // (The hook is a Node flag: the cache's name carries its set of flags.)
+      const caches = fs.readdirSync(cacheDir)
+      expect(caches, args.join(" ")).toHaveLength(1)
+      expect(caches[0], args.join(" ")).toMatch(new RegExp(`^claude-peers\\.cjs\\.${part}\\.[a-z0-9]+\\.v8-cache$`))
+    }
+  })
+
   it("under a frozen Error (node --frozen-intrinsics) the commands answer as usual", () => {
     // Neither Error.prepareStackTrace nor Error.stackTraceLimit can be set there: the start-up
     // probe asks Effect's question of a formatted stack, and dead pids are checked with stacks on.
