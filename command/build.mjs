@@ -72,13 +72,16 @@ const partsPlugin = {
  *   runs `watch`. The other parts do not carry the watch at all (`replacementsOf`).
  * - `kill(pid, 0)` (`SignalZero.ts`) through the binding, which answers a dead pid without building
  *   an error.
+ * - The registry scan in one batch (`ScanBatches.ts`): the command has no host whose event loop
+ *   must turn during a scan.
  */
 const onFirstUse = [
   ...(process.env.EAGER_ERRORS === undefined
     ? [["src/domain/Errors.ts", "command/src/ErrorsOnFirstUse.ts"], ["@effect/platform/Error", "command/src/PlatformErrorsOnFirstUse.ts"]]
     : []),
   ["src/layers/FilesNodeWatch.ts", "command/src/FilesNodeWatchOnFirstUse.ts"],
-  ["src/layers/SignalZero.ts", "command/src/SignalZero.ts"]
+  ["src/layers/SignalZero.ts", "command/src/SignalZero.ts"],
+  ["src/services/ScanBatches.ts", "command/src/ScanBatches.ts"]
 ].map(([original, replacement]) => [original.startsWith("src/") ? path.join(root, original) : original, path.join(root, replacement)])
 
 /**

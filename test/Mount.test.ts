@@ -44,7 +44,7 @@ interface Captured {
 }
 
 /** Runs `my-tool ARGS…` on the world, its output captured by a test `Console`; `lost` is what the host reports lost. */
-const run = (world: MemoryWorld, args: ReadonlyArray<string>, lost?: string) =>
+const run = (world: MemoryWorld, args: ReadonlyArray<string>, lost?: string, timing?: { readonly tornReadRetry: number }) =>
   Effect.gen(function*() {
     const stdout: Array<string> = []
     const stderr: Array<string> = []
@@ -57,7 +57,7 @@ const run = (world: MemoryWorld, args: ReadonlyArray<string>, lost?: string) =>
     const exit = yield* runHost(["node", "my-tool", ...args]).pipe(
       Console.withConsole(captured),
       lost === undefined ? (effect) => effect : Effect.provideService(OutputLoss, { stdout: () => lost, readerGone: () => false }),
-      Effect.provide(Layer.merge(layerMemory(world), NodeContext.layer)),
+      Effect.provide(Layer.merge(layerMemory(world, timing === undefined ? {} : { timing }), NodeContext.layer)),
       Effect.exit
     )
     return { exit, stdout, stderr } satisfies Captured
@@ -92,6 +92,21 @@ describe("the mounted command", () => {
         const { exit, stdout } = yield* run(world, ["claude-peers", ...args])
         expect(exitCodeOf(exit), args.join(" ")).toBe(0)
         expect((JSON.parse(stdout[0]!) as Array<{ pid: number }>).map(({ pid }) => pid), args.join(" ")).toEqual([proc.pid])
+      }
+    }))
+
+  it.effect("--claude-home keeps the host's timing: with no torn-read wait, an inspect ends without the test clock moving", () =>
+    Effect.gen(function*() {
+      // A live pid's torn record is read again after the torn-read wait, on Effect's Clock. The host
+      // set that wait to 0, so the test clock need not move; had the re-pointed services the default
+      // 25 ms, this would wait for a TestClock.adjust that never comes.
+      const world = newWorld()
+      const proc = world.processes.spawn()
+      world.tree.writeFile(`${world.home.sessionsDirectory}/${proc.pid}.json`, "{\"pid\":")
+      for (const extra of [[], ["--claude-home", world.home.root]]) {
+        const { exit, stdout } = yield* run(world, ["claude-peers", "inspect", "--json", ...extra], undefined, { tornReadRetry: 0 })
+        expect(exitCodeOf(exit), extra.join(" ")).toBe(0)
+        expect(JSON.parse(stdout.join("\n"))).toMatchObject([{ pid: proc.pid, verdict: "malformed" }])
       }
     }))
 

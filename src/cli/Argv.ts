@@ -1,6 +1,6 @@
 /**
  * Where each word of a command line belongs, before any value is parsed: the command it names, the
- * command each option belongs to, and what is wrong with the layout. The fast path (`Recognize.ts`)
+ * command each option belongs to, and what is wrong with the layout. The standalone command's recognizer
  * and the full command line (`CommandLine.ts`, which hands the words to `@effect/cli` in the order
  * it needs) both read argv through this one walk over the command table (`CompletionTree.ts`), so
  * that they cannot disagree about where a word goes. The rules, as the README states them:

@@ -2,7 +2,7 @@
  * The command table: every command, its options, its argument, their value parsers and their help,
  * written once. Everything else is derived from it: the `@effect/cli` tree (`Root.ts`), the mounted
  * command (`Mount.ts`), the completion scripts (`CompletionTree.ts`, `Completions.ts`), the walk that
- * places the words of a command line (`Argv.ts`) and the standalone command's fast recognizer. It is
+ * places the words of a command line (`Argv.ts`) and the standalone command's recognizer. It is
  * plain data and plain functions, so that a command recognized without the parser loads nothing more.
  *
  * Adding an option is one entry in its command's `options` (and a read of it in `make`); adding a

@@ -1,6 +1,6 @@
 /**
- * What a command line means, whoever parsed it: the fast recognizer of the documented spellings
- * (`Recognize.ts`) or `@effect/cli` (`Root.ts`). Both hand the same value to the same handlers
+ * What a command line means, whoever parsed it: the standalone command's recognizer or `@effect/cli`
+ * (`Root.ts`). Both hand the same value to the same handlers
  * (`Handlers.ts`) over the same layers, so the two paths cannot answer differently.
  */
 import type { InboundPolicy } from "../domain/Settings.js"

@@ -78,9 +78,8 @@ const fieldValue = <F extends DescriptiveFields[keyof DescriptiveFields]>(record
  * Decodes the descriptive fields as `RecordDescription` (the schema) does: this runs for every
  * candidate record of a scan, where the schema's interpreter would cost several times more than
  * these checks. A property test holds the two to the same answers. It is one object literal, each
- * field read as the table says: an object filled in by a loop over the table, one name at a time,
- * made `readRecord` take half as long again (1.75 µs a record here against 1.2, some 50 ms of
- * `inspect` at 100,000 records). The type still requires every field of the table.
+ * field read as the table says (an object filled in by a loop over the table is much slower). The
+ * type still requires every field of the table.
  */
 export const decodeRecordDescription = (record: object): RecordDescription => ({
   cwd: fieldValue(record, descriptiveFields.cwd),

@@ -27,6 +27,7 @@ export interface CommonOptions {
 export const layerServices = (ports: Layer.Layer<Ports>, options: CommonOptions = {}): Layer.Layer<Services> =>
   Layer.merge(Watch.layer, Policy.layer).pipe(
     Layer.provideMerge(Layer.merge(Registry.layer, Settings.layer)),
-    Layer.provide(Timing.layer(options.timing)),
+    // Merged, so that what runs on these services (a mounted command re-pointing its home) can read the same waits.
+    Layer.provideMerge(Timing.layer(options.timing)),
     Layer.provideMerge(ports)
   )

@@ -15,6 +15,7 @@ import type { Session } from "../domain/Session.js"
 import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
 import type { BoundedRead, Files } from "./Files.js"
 import type { Liveness, ProcessProbe } from "./ProcessProbe.js"
+import { inBatches } from "./ScanBatches.js"
 import * as Timing from "./Timing.js"
 
 type FileReading =
@@ -59,6 +60,8 @@ interface Candidate {
  * Claude Code's normalization (then a message sent by name could reach either), in which case the
  * socket, which no other process can hold; null without a socket.
  */
+export { scanBatchSize } from "./ScanBatches.js"
+
 export const withAddresses = (sessions: ReadonlyArray<Session>): ReadonlyArray<Session> => {
   const holders = new Map<string, number>()
   for (const s of sessions) holders.set(normalizeName(s.name), (holders.get(normalizeName(s.name)) ?? 0) + 1)
@@ -70,76 +73,16 @@ export const withAddresses = (sessions: ReadonlyArray<Session>): ReadonlyArray<S
 
 const byFile = (a: RegistryEntry, b: RegistryEntry) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)
 
-/** How many files, or pids, the scan handles between two turns of the host's event loop. */
-export const scanBatchSize = 128
-
-/**
- * One turn of the host's event loop: its due timers and its I/O run before the scan goes on. The
- * Node ports answer synchronously, and Effect's default scheduler lets other fibers run through
- * microtasks, which hold the event loop as a synchronous call does: without these turns, a scan of a
- * large registry would stop a host's timers and I/O for its whole length.
- */
-const turnEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(handle))
-})
-
-/** `f` over `items` in batches of `scanBatchSize`, in order, with a turn of the event loop between two. */
-const inBatches = <A, B>(
-  items: ReadonlyArray<A>,
-  f: (batch: ReadonlyArray<A>) => Effect.Effect<B>
-): Effect.Effect<Array<B>> => {
-  if (items.length <= scanBatchSize) return Effect.map(f(items), (b) => [b])
-  const batches: Array<ReadonlyArray<A>> = []
-  for (let start = 0; start < items.length; start += scanBatchSize) batches.push(items.slice(start, start + scanBatchSize))
-  return Effect.forEach(batches, (batch, i) => (i === 0 ? f(batch) : Effect.zipRight(turnEventLoop, f(batch))))
-}
-
 /** `f` on each of `items`, one at a time (a fiber per file would cost more than its read), in batches. */
 const eachInBatches = <A, B>(items: ReadonlyArray<A>, f: (item: A) => Effect.Effect<B>): Effect.Effect<Array<B>> =>
   Effect.map(inBatches(items, (batch) => Effect.forEach(batch, f)), (results) => results.flat())
-
-/**
- * One liveness pass over `pids`, made in batches: each pid is still signalled once, and its start
- * time is read later from the batch that signalled it.
- */
-const checkLivenessInBatches = (probe: ProcessProbe, pids: ReadonlyArray<number>): Effect.Effect<Liveness> =>
-  Effect.map(inBatches(pids, (batch) => Effect.map(probe.checkLiveness(batch), (pass) => ({ batch, pass }))), (passes) => {
-    if (passes.length === 1) return passes[0]!.pass
-    const passOf = new Map<number, Liveness>()
-    for (const { batch, pass } of passes) for (const pid of batch) passOf.set(pid, pass)
-    return {
-      isAlive: (pid) => passOf.get(pid)?.isAlive(pid) === true,
-      states: (asked, startTimeOf) =>
-        Effect.suspend(() => {
-          const byPass = (batch: ReadonlyArray<number>) => {
-            const groups = new Map<Liveness, Array<number>>()
-            for (const pid of batch) {
-              const pass = passOf.get(pid)!
-              const group = groups.get(pass)
-              if (group === undefined) groups.set(pass, [pid])
-              else group.push(pid)
-            }
-            return groups
-          }
-          return Effect.map(
-            inBatches(
-              [...asked].filter((pid) => passOf.has(pid)),
-              (batch) => Effect.forEach(byPass(batch), ([pass, group]) => pass.states(group, startTimeOf))
-            ),
-            (maps) => new Map(maps.flat().flatMap((states) => [...states]))
-          )
-        })
-    }
-  })
 
 /** The scan over one registry directory, through the file and process ports. */
 export const makeScan = (files: Files, probe: ProcessProbe, directory: string, timings: Timing.Timings) => {
   /**
    * What `path.join(directory, name)` puts before a name, worked out once: a listed `*.json` name is
    * one plain component (no separator, never `.` or `..`), so the join is this and the name. A join
-   * per entry normalizes the directory again each time: 45 to 90 ms of `inspect` at 100,000 records in
-   * profiles here.
+   * per entry would normalize the directory again for every entry of a large registry.
    */
   const beforeName = path.join(directory, "_").slice(0, -1)
 
@@ -250,7 +193,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       const listing = Option.getOrElse(yield* files.readDirectoryIfExists(directory), () => [])
       const records = listing.filter((entry) => entry.name.endsWith(".json"))
       const filePids = records.map((entry) => Option.getOrNull(pidOfFileName(entry.name)))
-      const liveness = yield* checkLivenessInBatches(probe, [...new Set(filePids.filter((pid): pid is number => pid !== null))])
+      // One pass, not one per batch: the Node probe lists /proc once for a large pass.
+      const liveness = yield* probe.checkLiveness([...new Set(filePids.filter((pid): pid is number => pid !== null))])
       const candidates = records.flatMap((entry, i): Array<Candidate> => {
         const pid = filePids[i] ?? null
         if (onlyLivePids && (pid === null || !liveness.isAlive(pid))) return []

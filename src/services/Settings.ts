@@ -328,7 +328,9 @@ export const make = Effect.gen(function*() {
     })
 
   const update = Effect.fn("Settings.update")(function*(change: PolicyChange, options: UpdateOptions = {}) {
-    const expected = options.expectRevision ?? null
+    // A caller of the former signature (`update(change, revision)`, from JavaScript or through `any`)
+    // still gets its revision checked, never an unchecked write.
+    const expected = (typeof options === "string" ? options : options.expectRevision) ?? null
     // Steps 1, 3, 4 and 5 once without the lock: a refusal or a value already in place needs no
     // lock, and waiting for another writer to answer "nothing to do" would help nobody.
     const first = yield* readForUpdate

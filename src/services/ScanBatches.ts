@@ -1,0 +1,31 @@
+/**
+ * The registry scan's batches: the Node ports answer synchronously, so a scan of a large registry
+ * turns the host's event loop between two batches, or it would stop the host's timers and I/O for
+ * its whole length.
+ */
+import * as Effect from "effect/Effect"
+
+/** How many files, or pids, the scan handles between two turns of the host's event loop. */
+export const scanBatchSize = 128
+
+/**
+ * One turn of the host's event loop: its due timers and its I/O run before the scan goes on. The
+ * Node ports answer synchronously, and Effect's default scheduler lets other fibers run through
+ * microtasks, which hold the event loop as a synchronous call does: without these turns, a scan of a
+ * large registry would stop a host's timers and I/O for its whole length.
+ */
+const turnEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
+/** `f` over `items` in batches of `scanBatchSize`, in order, with a turn of the event loop between two. */
+export const inBatches = <A, B>(
+  items: ReadonlyArray<A>,
+  f: (batch: ReadonlyArray<A>) => Effect.Effect<B>
+): Effect.Effect<Array<B>> => {
+  if (items.length <= scanBatchSize) return Effect.map(f(items), (b) => [b])
+  const batches: Array<ReadonlyArray<A>> = []
+  for (let start = 0; start < items.length; start += scanBatchSize) batches.push(items.slice(start, start + scanBatchSize))
+  return Effect.forEach(batches, (batch, i) => (i === 0 ? f(batch) : Effect.zipRight(turnEventLoop, f(batch))))
+}
