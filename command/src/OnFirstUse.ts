@@ -35,7 +35,9 @@ export const onFirstUse = <A extends Function>(real: () => A): A => {
   const standIn: A = new Proxy(function() {} as unknown as A, {
     apply: (_, self, args) => Reflect.apply(real(), self, args),
     construct: (_, args, newTarget) => Reflect.construct(real(), args, newTarget === standIn ? real() : newTarget),
-    get: (_, key) => Reflect.get(real(), key),
+    // A static getter runs on whoever asked: a subclass of the stand-in gets its own schema, as a
+    // subclass of the real class does.
+    get: (_, key, receiver) => Reflect.get(real(), key, receiver === standIn ? real() : receiver),
     has: (_, key) => Reflect.has(real(), key),
     getPrototypeOf: () => Reflect.getPrototypeOf(real())
   })
