@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { binPath, runCli } from "./support/cli.js"
-import { recordText } from "./support/records.js"
+import { recordText, sessionJsonKeys } from "./support/records.js"
 import { killAndReap, startSleeper, startTimeOf } from "./support/worlds.js"
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-cli-"))
@@ -48,27 +48,7 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
     const sessions = JSON.parse(run.stdout) as Array<Record<string, unknown>>
     expect(sessions.map((s) => s.pid)).toEqual([a.pid, b.pid].sort((x, y) => x - y))
     const alpha = sessions.find((s) => s.name === "alpha")!
-    expect(Object.keys(alpha)).toEqual([
-      "pid",
-      "sessionId",
-      "name",
-      "address",
-      "cwd",
-      "socketPath",
-      "status",
-      "rawStatus",
-      "statusUpdatedAtMs",
-      "updatedAtMs",
-      "startedAtMs",
-      "kind",
-      "entrypoint",
-      "nameSource",
-      "waitingFor",
-      "jobId",
-      "version",
-      "tmux",
-      "file"
-    ])
+    expect(Object.keys(alpha)).toEqual(sessionJsonKeys)
     expect(alpha).toMatchObject({ status: "busy", rawStatus: "busy", socketPath: `/tmp/cc-socks/${a.pid}.sock`, waitingFor: null })
     expect(sessions.find((s) => s.name === "beta")).toMatchObject({ status: "idle", rawStatus: "shell" })
     expect(run.stderr).toBe("")

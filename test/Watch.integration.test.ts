@@ -13,7 +13,7 @@ import * as path from "node:path"
 import type { SessionEvent } from "../src/domain/SessionEvent.js"
 import * as Watch from "../src/services/Watch.js"
 import { binPath, startCli, waitUntil } from "./support/cli.js"
-import { type RecordOptions, recordText } from "./support/records.js"
+import { type RecordOptions, recordText, sessionJsonKeys } from "./support/records.js"
 import { stagedForOtherUsers } from "./support/staged.js"
 import { killAndReap, linuxPidDomain, makeNodeRegistry as makeNodeWorld, startSleeper, startTimeOf, type World } from "./support/worlds.js"
 
@@ -133,27 +133,7 @@ describe("claude-peers watch", { timeout: 60_000 }, () => {
       const appeared = JSON.parse(await run.line(0))
       expect(Object.keys(appeared)).toEqual(["type", "session"])
       expect(appeared).toMatchObject({ type: "appeared", session: { pid: sleeper.pid, name: "first", file } })
-      expect(Object.keys(appeared.session)).toEqual([
-        "pid",
-        "sessionId",
-        "name",
-        "address",
-        "cwd",
-        "socketPath",
-        "status",
-        "rawStatus",
-        "statusUpdatedAtMs",
-        "updatedAtMs",
-        "startedAtMs",
-        "kind",
-        "entrypoint",
-        "nameSource",
-        "waitingFor",
-        "jobId",
-        "version",
-        "tmux",
-        "file"
-      ])
+      expect(Object.keys(appeared.session)).toEqual(sessionJsonKeys)
 
       fs.writeFileSync(file, record({ name: "first", status: "busy" }))
       const changed = JSON.parse(await run.line(1))

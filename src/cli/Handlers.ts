@@ -6,6 +6,7 @@
 import type { PlatformError } from "@effect/platform/Error"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { SessionPolicy } from "../domain/Policy.js"
@@ -42,13 +43,10 @@ const isAbsent = (path: string) => Effect.flatMap(Files, (files) => Effect.match
  * human output asks, and only for an empty answer (`watch`: once, before it starts), so that the
  * usual answer costs nothing more.
  */
-const missingDirectory = Effect.gen(function*() {
-  const home = yield* ClaudeHome
-  for (const directory of [home.root, home.sessionsDirectory]) {
-    if (yield* isAbsent(directory)) return directory
-  }
-  return undefined
-})
+const missingDirectory = Effect.flatMap(
+  Registry,
+  (registry) => Effect.map(registry.missingDirectory, Option.match({ onNone: () => undefined, onSome: (missing) => missing.path }))
+)
 
 /** A refusal because no registry file carried the id or name: said with the directory that does not exist, if one does not. */
 const noFileNote = (error: ReportedError) =>

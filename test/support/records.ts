@@ -33,3 +33,26 @@ export const recordText = (pid: unknown, options: RecordOptions = {}): string =>
   }
   return JSON.stringify(record)
 }
+
+/** A live session's JSON members, in the contract's order ("A live session, as JSON"). */
+export const sessionJsonKeys = [
+  "pid",
+  "sessionId",
+  "name",
+  "address",
+  "cwd",
+  "socketPath",
+  "status",
+  "rawStatus",
+  "statusUpdatedAtMs",
+  "updatedAtMs",
+  "startedAtMs",
+  "kind",
+  "entrypoint",
+  "nameSource",
+  "waitingFor",
+  "jobId",
+  "version",
+  "tmux",
+  "file"
+]
