@@ -8,12 +8,17 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import {
   type ChangedDuringWrite,
+  type DeliveryFailed,
   encodeError,
+  type Ended,
   type IdentityMismatch,
+  type InboundRefused,
   type InvalidJson,
   type InvalidSettings,
   type NotAddressable,
-  type NotLive
+  type NotLive,
+  type TimedOut,
+  type WouldBeHeld
 } from "../domain/Errors.js"
 import { OutputFailed, printError, printLine } from "./Output.js"
 import { jsonText, terminalSafe, terminalSafeLines } from "./Text.js"
@@ -25,6 +30,11 @@ export type ReportedError =
   | ChangedDuringWrite
   | InvalidJson
   | InvalidSettings
+  | InboundRefused
+  | WouldBeHeld
+  | DeliveryFailed
+  | TimedOut
+  | Ended
   | PlatformError
 
 /** Ends the command with this exit code once its output has been printed. */
@@ -56,7 +66,12 @@ export const exitCodes = {
   invalid_json: 6,
   invalid_settings: 6,
   io: 7,
-  not_addressable: 8
+  not_addressable: 8,
+  inbound_refused: 9,
+  would_be_held: 10,
+  delivery_failed: 11,
+  timed_out: 12,
+  ended: 13
 } as const
 
 type Reason = keyof typeof exitCodes
@@ -71,8 +86,12 @@ const reasonOf = (error: ReportedError): Reason => (isPlatformError(error) ? "io
  * the `PlatformError` as it is, minus its `cause`, a native error that says nothing more.
  */
 const evidenceOf = (error: ReportedError): Record<string, unknown> => {
+  if (!isPlatformError(error)) {
+    const { _tag, ...fields } = encodeError(error)
+    return fields
+  }
   const { _tag, cause: _cause, ...fields } = encodeError(error)
-  return isPlatformError(error) ? { platformError: { _tag, ...fields } } : fields
+  return { platformError: { _tag, ...fields } }
 }
 
 /** `{"error":{"reason","message",…evidence}}`, the contract's JSON error. */

@@ -201,3 +201,110 @@ export class NotAddressable extends Schema.TaggedError<NotAddressable>("claude-p
  */
 export const encodeError = (error: { readonly constructor: unknown }): Record<string, unknown> =>
   Schema.encodeSync(error.constructor as Schema.Schema<unknown, Record<string, unknown>>)(error)
+
+/** What a send or a wait was about: the live session it resolved, as a refusal names it. */
+const Receiver = Candidate
+
+/** The prediction a refusal before relaying rests on: the receiver's policy in effect (`policy`). */
+export const Prediction = Schema.Struct({
+  effective: Schema.NullOr(Schema.Literal("accept", "hold", "refuse")),
+  decidedBy: Schema.String,
+  certainty: Schema.Literal("certain", "partial")
+})
+export type Prediction = typeof Prediction.Type
+
+export class InboundRefused extends Schema.TaggedError<InboundRefused>("claude-peers/InboundRefused")("InboundRefused", {
+  reason: Schema.tag("inbound_refused"),
+  query: SessionQuery,
+  session: Receiver,
+  predicted: Prediction
+}) {
+  override get message(): string {
+    return `pid ${this.session.pid} (${
+      quote(this.session.name)
+    }) refuses messages from other sessions (crossSessionInbound is "refuse", decided by ${this.predicted.decidedBy}): nothing was relayed`
+  }
+}
+
+export class WouldBeHeld extends Schema.TaggedError<WouldBeHeld>("claude-peers/WouldBeHeld")("WouldBeHeld", {
+  reason: Schema.tag("would_be_held"),
+  query: SessionQuery,
+  session: Receiver,
+  predicted: Prediction
+}) {
+  override get message(): string {
+    return `pid ${this.session.pid} (${
+      quote(this.session.name)
+    }) would hold a message from another session for its user's approval (decided by ${this.predicted.decidedBy}), and a held message may expire unseen: nothing was relayed. Send with --allow-hold (library: allowHold) to have it held`
+  }
+}
+
+/** Why a relayed message is not known to have reached the session, as the contract names it. */
+export const DeliveryCause = Schema.Literal(
+  "relay_not_found",
+  "no_send_tool",
+  "timed_out",
+  "relay_failed",
+  "endpoint_refused",
+  "target_changed",
+  "target_stopped",
+  "interrupted"
+)
+export type DeliveryCause = typeof DeliveryCause.Type
+
+/** What the relay process did, where one ran. */
+export const RelayRun = Schema.Struct({
+  /** The relay's executable as it was started. */
+  executable: Schema.String,
+  exitCode: Schema.NullOr(Schema.Int),
+  signal: Schema.NullOr(Schema.String),
+  /** The last line the relay wrote to stderr, terminal-safe and cut short; null when it wrote none. */
+  lastStderrLine: Schema.NullOr(Schema.String)
+})
+export type RelayRun = typeof RelayRun.Type
+
+export class DeliveryFailed extends Schema.TaggedError<DeliveryFailed>("claude-peers/DeliveryFailed")("DeliveryFailed", {
+  reason: Schema.tag("delivery_failed"),
+  cause: DeliveryCause,
+  /** What happened, in a few words (what was looked for, what the endpoint saw, what the receipt said). */
+  detail: Schema.String,
+  /** The session the message was meant for, when it was resolved. */
+  session: Schema.NullOr(Receiver),
+  /** The relay's run, when one was started. */
+  relay: Schema.NullOr(RelayRun)
+}) {
+  override get message(): string {
+    const to = this.session === null ? "" : ` to pid ${this.session.pid} (${quote(this.session.name)})`
+    return `the message${to} is not known to have been delivered (${this.cause}): ${this.detail}`
+  }
+}
+
+/** The states `wait` can wait for. */
+export const WaitState = Schema.Literal("idle", "busy", "waiting", "gone")
+export type WaitState = typeof WaitState.Type
+
+export class TimedOut extends Schema.TaggedError<TimedOut>("claude-peers/TimedOut")("TimedOut", {
+  reason: Schema.tag("timed_out"),
+  query: SessionQuery,
+  until: Schema.Array(WaitState),
+  timeoutMillis: Schema.Number,
+  /** The session as last seen, still in none of the states. */
+  session: Receiver
+}) {
+  override get message(): string {
+    return `pid ${this.session.pid} (${quote(this.session.name)}) did not become ${this.until.join(" or ")} within ${this.timeoutMillis} ms`
+  }
+}
+
+export class Ended extends Schema.TaggedError<Ended>("claude-peers/Ended")("Ended", {
+  reason: Schema.tag("ended"),
+  query: SessionQuery,
+  until: Schema.Array(WaitState),
+  session: Receiver,
+  /** The verdict that ended the session (`dead`, `removed`, `pid_reused`, …). */
+  verdict: Schema.String
+}) {
+  override get message(): string {
+    return `pid ${this.session.pid} (${quote(this.session.name)}) ended (${this.verdict}) before it became ${this.until.join(" or ")}`
+  }
+}
