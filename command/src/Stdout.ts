@@ -109,13 +109,28 @@ export const writeLine = (text: string): Effect.Effect<void> =>
     }
   })
 
-/** Writes a diagnostic line to stderr; where even stderr cannot be written, there is nobody left to tell. */
+/** Set once a diagnostic was handed to `process.stderr`: later ones follow it there, in order. */
+let stderrThroughStream = false
+
+/**
+ * Writes a diagnostic line to stderr. A full non-blocking pipe (EAGAIN) hands the rest to
+ * `process.stderr`, which waits for its reader; where even stderr cannot be written, there is nobody
+ * left to tell.
+ */
 export const writeError = (text: string): void => {
+  const bytes = Buffer.from(`${text}\n`, "utf8")
+  let offset = 0
   try {
-    fs.writeSync(2, `${text}\n`)
-  } catch {
-    return
+    if (!stderrThroughStream) {
+      while (offset < bytes.length) offset += fs.writeSync(2, bytes, offset, bytes.length - offset)
+      return
+    }
+  } catch (error) {
+    if (codeOf(error) !== "EAGAIN") return
   }
+  if (!stderrThroughStream) process.stderr.on("error", () => undefined)
+  stderrThroughStream = true
+  process.stderr.write(bytes.subarray(offset))
 }
 
 const joined = (parts: ReadonlyArray<unknown>): string => parts.map(String).join(" ")
