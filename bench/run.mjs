@@ -2,13 +2,18 @@
  * `npm run bench`: how fast the command is on this machine, as ratios to `node -e 0` measured in
  * the same run. Nothing in `npm test` is timed; this is the measurement.
  *
- * It builds registries of 20, 10,000 and 100,000 canonical `<pid>.json` records in temporary Claude
- * homes (7 live at 20 records, 500 at the others: real `sleep` processes started here and killed at
- * the end; the rest stale: dead pids, some parked, some whose pid was reused, some without a socket),
- * then runs every command as a user does, `node bin/claude-peers.js … --json` with its stdout a pipe,
- * round-robin with `node -e 0` so that the machine's load hits them alike, and reports:
- * - each command's median wall time, and its ratio to `node -e 0`'s median of the same rounds, with
- *   the quartiles of its round-by-round ratios (how much the machine moved it);
+ * It builds registries shaped like real stale ones in temporary Claude homes: 20 and 10,000
+ * `<pid>.json` records (and 100,000 with `BENCH_SLOPES=1`), 7 live at 20 records and 500 at the
+ * others (real `sleep` processes started here and killed at the end), plus a 10,000-record registry
+ * with 50 live; the rest stale: dead pids, among them torn (truncated) and malformed records,
+ * parked windows, spare workers, records without a socket, and some whose pid was reused. It runs
+ * every row (see "Rows" below) as a user does, `node bin/claude-peers.js … --json` with its stdout a
+ * pipe, in paired interleaved rounds with `node -e 0` (each round runs every row once, so the
+ * machine's load hits them alike), and reports:
+ * - each row's median wall time, and its ratio to `node -e 0`'s median of the same rounds, with
+ *   the quartiles of its round-by-round ratios (the spread: how much the machine moved it);
+ * - slopes: µs per record between 10,000 and 100,000 records (with `BENCH_SLOPES=1`), and µs per
+ *   live session between 50 and 500 live at 10,000 records;
  * - peak RSS (`/usr/bin/time -v`, else the child's `maxRSS`) of `list` and `resolve` on each registry;
  * - a read-only install run by an unprivileged user with `HOME` unset (its cache in a per-user
  *   temporary directory) against a normal install, and runs alternating `NODE_OPTIONS`;
@@ -18,8 +23,15 @@
  * milliseconds to every Node start, `node -e 0` included) and `NODE_OPTIONS` are unset for every
  * run but the one that sets `NODE_OPTIONS` on purpose.
  *
+ * Rows: every module of `bench/rows/` (sorted by name) exports `rows(registry, bench)`, a list of
+ * entries `{ label, argv, check?, status?, before?, env? }` (see `rows/registry.mjs`), and
+ * `firstOnly = true` when its rows run on the first registry only. A new row is one entry in a
+ * module of its group; a new group is one new module. `bench` holds the helpers (`cli`,
+ * `sessionIdOf`, `expectLive`, `expectPid`, `expectPolicies`, `tmp`, `sleepers`).
+ *
  * Environment: BENCH_RUNS (rounds at 20 records, default 30; larger registries take fewer),
- * BENCH_SIZES (default `20,10000,100000`), BENCH_QUICK=1 (fewer rounds, no 100,000),
+ * BENCH_SIZES (default `20,10000`, `20,10000,100000` with BENCH_SLOPES=1), BENCH_SLOPES=1 (the
+ * 100,000-record registry and the per-record slopes: several minutes more), BENCH_QUICK=1 (fewer rounds),
  * BENCH_WATCH=0 (skip `watch`), BENCH_BIN (another build's `bin/claude-peers.js`, to measure instead),
  * BENCH_BEFORE (an earlier build's `bin/claude-peers.js`: a copy of that install runs every command
  * it knows in the same rounds, and the table gets a column for it), BENCH_OUT (another results file).
@@ -28,15 +40,18 @@ import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, "..")
 const bin = path.resolve(process.env.BENCH_BIN ?? path.join(root, "bin", "claude-peers.js"))
 const quick = process.env.BENCH_QUICK === "1"
 const rounds20 = Number(process.env.BENCH_RUNS ?? (quick ? 10 : 30))
-const sizes = (process.env.BENCH_SIZES ?? (quick ? "20,10000" : "20,10000,100000")).split(",").map(Number)
+const slopes = process.env.BENCH_SLOPES === "1"
+const sizes = (process.env.BENCH_SIZES ?? (slopes ? "20,10000,100000" : "20,10000")).split(",").map(Number)
 const liveAt = (size) => (size <= 20 ? 7 : 500)
+/** The registry of the per-session slope: as many records as the one at 10,000, fewer live. */
+const fewLive = { size: 10000, live: 50 }
 const roundsAt = (size) => (size <= 20 ? rounds20 : size <= 10000 ? Math.max(5, Math.round(rounds20 / 3)) : Math.max(3, Math.round(rounds20 / 6)))
 
 /** The issue's targets: ratios to `node -e 0` in the same run, except where said. */
@@ -230,15 +245,17 @@ const deadPids = (count, taken) => {
 }
 
 /**
- * A registry of `size` records: the live ones on sleepers, 20 (1 at 20 records) on a reused pid (a
- * sleeper's pid with another start time), and of the rest one in 25 parked, one in 50 without a
- * socket, the others dead.
+ * A registry of `size` records shaped like a real stale one: the live ones on sleepers, 20 (1 at 20
+ * records) on a reused pid (a sleeper's pid with another start time), and of the dead ones one in 25
+ * parked, one in 50 without a socket, one in 30 a spare worker, one in 40 torn (cut short as a
+ * writer killed mid-write leaves it) and one in 60 malformed (not a record at all); at 20 records
+ * one of each.
  */
-const makeRegistry = (size) => {
-  const home = path.join(tmp, `home-${size}`)
+const makeRegistry = (size, liveCount = liveAt(size)) => {
+  const home = path.join(tmp, `home-${size}-${liveCount}`)
   const sessions = path.join(home, "sessions")
   fs.mkdirSync(sessions, { recursive: true, mode: 0o755 })
-  const live = sleepers.slice(0, liveAt(size))
+  const live = sleepers.slice(0, liveCount)
   const reusedCount = size <= 20 ? 1 : 20
   const reused = sleepers.slice(live.length, live.length + Math.min(reusedCount, sleepers.length - live.length))
   const taken = new Set(sleepers.map((s) => s.pid))
@@ -246,9 +263,17 @@ const makeRegistry = (size) => {
   const write = (pid, text) => fs.writeFileSync(path.join(sessions, `${pid}.json`), text, { mode: 0o644 })
   for (const s of live) write(s.pid, recordText(s.pid, { procStart: s.startTime }))
   for (const s of reused) write(s.pid, recordText(s.pid, { procStart: `${s.startTime}9` }))
+  const small = size <= 20
+  const every = (n, at) => (i) => (small ? i === at : i % n === at)
+  const [parked, noSocket, spare, torn, malformed] = [every(25, 1), every(50, 2), every(30, 3), every(40, 4), every(60, 5)]
   dead.forEach((pid, i) => {
-    if (i % 25 === 1) write(pid, recordText(pid, { parkedJobId: `job-${pid}` }))
-    else if (i % 50 === 2) write(pid, recordText(pid, { messagingSocketPath: undefined }))
+    if (parked(i)) write(pid, recordText(pid, { parkedJobId: `job-${pid}` }))
+    else if (noSocket(i)) write(pid, recordText(pid, { messagingSocketPath: undefined }))
+    else if (spare(i)) write(pid, recordText(pid, { kind: "bg", spare: true, agent: "claude", name: `job-${pid}` }))
+    else if (torn(i)) {
+      const text = recordText(pid)
+      write(pid, text.slice(0, text.length >> 1))
+    } else if (malformed(i)) write(pid, i % 2 === 0 ? `{"pid":"${pid}","sessionId":42}` : "\u0000\u0000not json")
     else write(pid, recordText(pid))
   })
   // Claude Code's token files sit beside the records and are not `*.json`.
@@ -258,7 +283,7 @@ const makeRegistry = (size) => {
     mode: 0o644
   })
   const livePids = live.map((s) => s.pid).sort((a, b) => a - b)
-  return { home, size, settingsFile, livePids, target: live[live.length >> 1].pid }
+  return { home, size, settingsFile, livePids, target: live[live.length >> 1].pid, label: `${size} records (${livePids.length} live)` }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -315,33 +340,16 @@ const asBefore = (command) => {
   }
 }
 
-/** The registry commands: one line each (a new command is one more line). */
-const registryCommands = (registry) => [
-  { label: "list", argv: cli(registry, "list", "--json"), check: expectLive(registry) },
-  { label: "inspect", argv: cli(registry, "inspect", "--json") },
-  { label: "resolve", argv: cli(registry, "resolve", sessionIdOf(registry.target), "--json"), check: expectPid(registry.target) },
-  { label: "resolve --name", argv: cli(registry, "resolve", "--name", `work-${registry.target}`, "--json"), check: expectPid(registry.target) },
-  { label: "policy", argv: cli(registry, "policy", "--json"), check: expectPolicies(registry) }
-]
-
-/**
- * The settings commands. `set` alternates its value and `reset` gets its key back before each run,
- * so that every run writes (an update that changes nothing writes nothing).
- */
-const settingsCommands = (registry) => {
-  let value = "accept"
-  const withKey = () => fs.writeFileSync(registry.settingsFile, `${JSON.stringify({ model: "opus", crossSessionInbound: "hold" }, null, 2)}\n`)
-  const set = { label: "settings set", argv: cli(registry, "settings", "set", "accept", "--json") }
-  set.before = () => {
-    value = value === "accept" ? "refuse" : "accept"
-    set.argv = cli(registry, "settings", "set", value, "--json")
-  }
-  return [
-    { label: "settings get", argv: cli(registry, "settings", "get", "--json") },
-    set,
-    { label: "settings reset", argv: cli(registry, "settings", "reset", "--json"), before: withKey }
-  ]
-}
+/** The row groups of `bench/rows/`, each `{ name, rows, firstOnly }`. */
+const groups = await Promise.all(
+  fs.readdirSync(path.join(here, "rows")).filter((name) => name.endsWith(".mjs")).sort().map(async (name) => ({
+    name,
+    ...(await import(pathToFileURL(path.join(here, "rows", name)).href))
+  }))
+)
+const bench = { cli, sessionIdOf, expectLive, expectPid, expectPolicies, tmp, sleepers }
+/** The rows to run on `registry`: every group's, the first-only groups' on the first registry only. */
+const rowsFor = (registry, first) => groups.flatMap((group) => (group.firstOnly === true && !first ? [] : group.rows(registry, bench)))
 
 // ---------------------------------------------------------------------------------------------
 // The install cases of "no slow path for anyone"
@@ -361,8 +369,12 @@ const installCases = (registry, rounds) => {
     fs.mkdirSync(path.join(dir, "dist"))
     for (const file of ["claude-peers.js", "package.json"]) fs.copyFileSync(path.join(path.dirname(from), file), path.join(dir, "bin", file))
     fs.copyFileSync(path.join(path.dirname(from), "..", "dist", "claude-peers.cjs"), path.join(dir, "dist", "claude-peers.cjs"))
-    const mode = writable ? 0o777 : 0o555
-    for (const d of [dir, path.join(dir, "bin"), path.join(dir, "dist")]) fs.chmodSync(d, mode)
+    // Writable by its user only: the loader uses no cache in a directory others can write.
+    const mode = writable ? 0o755 : 0o555
+    for (const d of [dir, path.join(dir, "bin"), path.join(dir, "dist")]) {
+      if (writable && canSwitchUser) fs.chownSync(d, 65534, 65534)
+      fs.chmodSync(d, mode)
+    }
     return dir
   }
   const normal = makeInstall("install-normal", true)
@@ -492,12 +504,14 @@ const main = async () => {
   const rows = []
   const row = (label, ms, nodeMs, extra = "") => rows.push([label, `${fmt(ms)} ms`, nodeMs === undefined ? "" : `${fmt(ms / nodeMs, 2)}×`, extra])
   const registries = []
-  for (const size of sizes) {
-    process.stderr.write(`${size} records: writing…\n`)
-    const registry = makeRegistry(size)
+  const shapes = [...sizes.map((size) => ({ size, live: liveAt(size) })), ...(sizes.includes(fewLive.size) ? [fewLive] : [])]
+  for (const [n, { live, size }] of shapes.entries()) {
+    process.stderr.write(`${size} records, ${live} live: writing…\n`)
+    const registry = makeRegistry(size, live)
     registries.push(registry)
-    const commands = [...registryCommands(registry), ...(size === sizes[0] ? settingsCommands(registry) : [])]
-    process.stderr.write(`${size} records: ${roundsAt(size)} rounds of ${commands.length} commands and node -e 0 (load ${load()})…\n`)
+    const key = live === liveAt(size) ? String(size) : `${size}/${live} live`
+    const commands = rowsFor(registry, n === 0)
+    process.stderr.write(`${registry.label}: ${roundsAt(size)} rounds of ${commands.length} commands and node -e 0 (load ${load()})…\n`)
     const befores = commands.map(asBefore)
     const measured = [node0, ...commands, ...befores.filter((b) => b !== undefined)]
     const loadAtStart = load()
@@ -505,13 +519,13 @@ const main = async () => {
     const times = samples.map(median)
     const nodeMs = times[0]
     const msOf = (command) => (command === undefined ? undefined : times[measured.indexOf(command)])
-    results.commands[size] = { rounds: roundsAt(size), live: registry.livePids.length, nodeMs, load: loadAtStart, loadAfter: load() }
-    rows.push([`${size} records (${registry.livePids.length} live), ${roundsAt(size)} rounds, load ${loadAtStart}`, `node -e 0: ${fmt(nodeMs)} ms`, "", ""])
+    results.commands[key] = { rounds: roundsAt(size), live: registry.livePids.length, nodeMs, load: loadAtStart, loadAfter: load() }
+    rows.push([`${registry.label}, ${roundsAt(size)} rounds, load ${loadAtStart}`, `node -e 0: ${fmt(nodeMs)} ms`, "", ""])
     commands.forEach((command, i) => {
       const ms = msOf(command)
       const beforeMs = msOf(befores[i])
       const quartiles = roundRatios(samples[measured.indexOf(command)], samples[0])
-      results.commands[size][command.label] = {
+      results.commands[key][command.label] = {
         ms,
         ratio: ms / nodeMs,
         roundRatioQuartiles: quartiles,
@@ -520,16 +534,40 @@ const main = async () => {
       const spread = `rounds ${fmt(quartiles[0], 2)}–${fmt(quartiles[1], 2)}×`
       row(`  ${command.label} --json`, ms, nodeMs, beforeMs === undefined ? spread : `${spread}  before: ${fmt(beforeMs)} ms, ${fmt(beforeMs / nodeMs, 2)}×`)
     })
-    const rssOf = (command) => (command === undefined ? undefined : peakRssMiB(command))
-    results.peakRssMiB[size] = { list: rssOf(commands[0]), resolve: rssOf(commands[2]), policy: rssOf(commands[4]) }
-    if (beforeBin !== undefined) results.peakRssMiB[size].before = { list: rssOf(befores[0]), resolve: rssOf(befores[2]) }
+    if (key !== String(size)) continue
+    const rssOf = (label, from = commands) => {
+      const command = from.find((c) => c?.label.replace(/ \(before\)$/, "") === label)
+      return command === undefined ? undefined : peakRssMiB(command)
+    }
+    results.peakRssMiB[size] = { list: rssOf("list"), inspect: rssOf("inspect"), resolve: rssOf("resolve"), policy: rssOf("policy") }
+    if (beforeBin !== undefined) results.peakRssMiB[size].before = { list: rssOf("list", befores), resolve: rssOf("resolve", befores) }
     const before = results.peakRssMiB[size].before
     rows.push([
-      "  peak RSS, list / resolve / policy",
-      `${fmt(results.peakRssMiB[size].list)} / ${fmt(results.peakRssMiB[size].resolve)} / ${fmt(results.peakRssMiB[size].policy)} MiB`,
+      "  peak RSS, list / inspect / resolve / policy",
+      `${fmt(results.peakRssMiB[size].list)} / ${fmt(results.peakRssMiB[size].inspect)} / ${fmt(results.peakRssMiB[size].resolve)} / ${
+        fmt(results.peakRssMiB[size].policy)
+      } MiB`,
       "",
       before === undefined ? "" : `before: ${fmt(before.list)} / ${fmt(before.resolve)} MiB`
     ])
+  }
+
+  // Slopes: what one more record, or one more live session, costs each row.
+  results.slopes = { perRecordMicros: {}, perSessionMicros: {} }
+  const msAt = (key, label) => results.commands[key]?.[label]?.ms
+  const labels = [...new Set(Object.values(results.commands).flatMap((c) => Object.keys(c).filter((k) => typeof c[k] === "object")))]
+  const fewKey = `${fewLive.size}/${fewLive.live} live`
+  for (const label of labels) {
+    const [low, high] = [msAt("10000", label), msAt("100000", label)]
+    if (low !== undefined && high !== undefined) results.slopes.perRecordMicros[label] = ((high - low) * 1000) / 90000
+    const [few, many] = [msAt(fewKey, label), msAt("10000", label)]
+    if (few !== undefined && many !== undefined) results.slopes.perSessionMicros[label] = ((many - few) * 1000) / (liveAt(10000) - fewLive.live)
+  }
+  rows.push(["slopes", "µs / record", "µs / live", "(10,000 → 100,000 records; 50 → 500 live at 10,000)"])
+  for (const label of labels) {
+    const [perRecord, perSession] = [results.slopes.perRecordMicros[label], results.slopes.perSessionMicros[label]]
+    if (perRecord === undefined && perSession === undefined) continue
+    rows.push([`  ${label}`, perRecord === undefined ? "(BENCH_SLOPES=1)" : fmt(perRecord, 2), fmt(perSession, 1), ""])
   }
 
   process.stderr.write("installs: read-only with HOME unset, NODE_OPTIONS alternating…\n")

@@ -9,25 +9,37 @@
  * the part's first run: that skips most of the compiling on every later run. It is CommonJS (see
  * `bin/package.json`): an ES module entry would load Node's ESM loader first, about 10 ms here.
  *
- * Three rules earn their place here:
- * - A stale cache is never used. V8 checks only the source's length, so a cache is keyed by the
- *   bundle's size, mtime, inode and device, by the Node version and architecture, and by the flags
- *   Node runs with (`NODE_OPTIONS`, `process.execArgv`), and whatever V8 still rejects
- *   (`cachedDataRejected`) is rewritten. Each set of flags has cache files of its own, so runs that
- *   alternate flags do not keep rewriting one file.
+ * Four rules earn their place here:
+ * - A cache runs as code: only this user (or root) can have written it. V8 checks a cache only
+ *   against the source's length, the flags and its own version, so a cache compiled from any text
+ *   of the same length would run instead of the bundle. A directory is used for caches only when it
+ *   is named by an absolute path, and it and every directory above it (its real path, to `/`) is
+ *   owned by this user or root and writable by nobody else (the rule `ssh` applies to
+ *   `authorized_keys`; an ancestor may be a sticky directory such as `/tmp`, where nobody else can
+ *   rename what this user made). A cache is read through a descriptor opened without following a
+ *   link and without blocking (a FIFO), and used only when it is a regular file owned by this user
+ *   or root that nobody else can write. Anything else means a run without a cache, and
+ *   `CLAUDE_PEERS_DEBUG_CACHE=1` says why on stderr.
+ * - A stale or damaged cache is never used. Caches are keyed by the bundle's size, mtime, ctime,
+ *   inode and device, by the Node version and architecture, and by the flags Node runs with
+ *   (`NODE_OPTIONS`, `process.execArgv`); whatever V8 still rejects (`cachedDataRejected`) is
+ *   rewritten. Each set of flags has cache files of its own, so runs that alternate flags do not
+ *   keep rewriting one file. V8 does not check its payload (release builds skip the checksum), so
+ *   the header carries the payload's SHA-256, checked before V8 sees the data; caches are written
+ *   to a temporary file, flushed to disk (`fsync`) and renamed into place, so a concurrent run or a
+ *   power cut leaves an old cache or a whole new one. What passes the checksum and still kills a run
+ *   is caught by a marker the run holds until it ends, see `diedCompiling`.
  * - The cache never fails the command. Every cache read and write is best effort: a missing,
- *   corrupt, unreadable or unwritable cache only costs the time it would have saved. Writes go to
- *   a temporary file renamed into place, so a concurrent run reads an old cache or a whole new one.
- *   What V8 does not check (a payload damaged behind an intact header) is caught by a marker, see
- *   `diedCompiling`.
+ *   corrupt, unreadable or unwritable cache only costs the time it would have saved. Temporary
+ *   files of runs that were killed are swept.
  * - No install is left without a cache. The directory a run writes caches (and markers) to is chosen
- *   before any cache data is made: the install's own (beside the bundle, or
+ *   before any cache data is made, among the trusted ones: the install's own (beside the bundle, or
  *   `CLAUDE_PEERS_CACHE_DIR`), else `$XDG_CACHE_HOME/claude-peers` (else `~/.cache/claude-peers`),
- *   else a directory of this user's in the system's temporary directory, which only this user can
- *   write (another user's cache there could run code as this one). With none, no cache is made at
- *   all. A valid cache in a read-only install is used as it is.
+ *   else a directory of this user's in the system's temporary directory. With none, no cache is
+ *   made at all. A valid cache in a read-only install is used as it is.
  *
  * Each part has caches of its own (`claude-peers.cjs.<part>[.<flags>].v8-cache`): a cache holds the
+ * functions its part compiled, and no part inherits another's.
  */
 "use strict"
 const fs = require("node:fs")
@@ -35,10 +47,26 @@ const path = require("node:path")
 
 const bundleFile = path.join(__dirname, "..", "dist", "claude-peers.cjs")
 const headerBytes = 2048
-const magic = "claude-peers v8 cache 5\n"
+const magic = "claude-peers v8 cache 6\n"
+const { O_CREAT, O_EXCL, O_NOFOLLOW = 0, O_NONBLOCK = 0, O_RDONLY, O_TRUNC, O_WRONLY } = fs.constants
+/** How every cache file, note and marker is opened: a link or a FIFO in its place is refused, never followed or waited on. */
+const readFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK
+const createFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK
 
 /** The flags Node runs with: V8 rejects a cache made under other V8 flags. */
 const flags = [process.env.NODE_OPTIONS ?? "", ...process.execArgv].join(" ").trim()
+
+const uid = typeof process.getuid === "function" ? process.getuid() : undefined
+const debugging = (process.env.CLAUDE_PEERS_DEBUG_CACHE ?? "") !== ""
+/** Why this run goes without a cache somewhere, on stderr under `CLAUDE_PEERS_DEBUG_CACHE`. */
+const say = (why) => {
+  if (!debugging) return
+  try {
+    fs.writeSync(2, `claude-peers: cache: ${why.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?")}\n`)
+  } catch {
+    // Nobody to tell.
+  }
+}
 
 /** FNV-1a, to name a set of flags in a file name; the key inside the file tells two sets apart. */
 const shortHash = (text) => {
@@ -55,9 +83,10 @@ const openBundle = () => {
   } catch {
     return null
   }
-  // Stat and read the same descriptor, so that the key always describes the text compiled.
+  // Stat and read the same descriptor, so that the key always describes the text compiled. A file
+  // rewritten in place with its size and mtime kept still has a new ctime.
   const stats = fs.fstatSync(fd, { bigint: true })
-  const key = `${stats.size}:${stats.mtimeNs}:${stats.ino}:${stats.dev}:${process.version}:${process.arch}:${flags}`
+  const key = `${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.ino}:${stats.dev}:${process.version}:${process.arch}:${flags}`
   const header = read(fd, 0, headerBytes).split("\n")[1]
   return { fd, key, index: JSON.parse(header.slice(header.indexOf("{"))) }
 }
@@ -79,6 +108,13 @@ const readInto = (fd, buffer, length, position) => {
  */
 const read = (fd, start, end, buffer = Buffer.allocUnsafe(end - start)) => buffer.toString("latin1", 0, readInto(fd, buffer, end - start, start))
 
+/** The payload's checksum, as the header carries it. */
+const digestOf = (bytes) => {
+  const crypto = require("node:crypto")
+  return typeof crypto.hash === "function" ? crypto.hash("sha256", bytes, "hex") : crypto.createHash("sha256").update(bytes).digest("hex")
+}
+const digestLength = 64
+
 /**
  * A cache holds what its run compiled, and V8 deserializes all of it on every run that uses it. A
  * run that fails (or finds no registry directory) builds the error classes and with them
@@ -99,27 +135,38 @@ const coldPath = Symbol.for("claude-peers/cold-path")
 /** Parts whose cache was a note (`replace` or `deferred`), with its kind. */
 const replacing = new Map()
 
+const isNote = (kind) => kind === replace || kind === deferred
+
 /**
- * A cache file's header: the magic line, then the cache's kind and the key, padded so that V8's
- * data starts on a 16-byte boundary (V8 copies cached data that is not aligned before reading it).
+ * A cache file's header: the magic line, the cache's kind and the key, then the payload's digest
+ * (none for a note), padded so that V8's data starts on a 16-byte boundary (V8 copies cached data
+ * that is not aligned before reading it).
  */
-const cacheHeader = (key, kind = final) => {
-  const text = magic + kind + key.replace(/\n/g, " ")
+const cacheHeader = (key, kind = final, digest = isNote(kind) ? "" : "0".repeat(digestLength)) => {
+  const text = `${magic}${kind}${key.replace(/\n/g, " ")}\n${digest}`
   return Buffer.from(`${text.padEnd(Math.ceil((text.length + 1) / 16) * 16 - 1, " ")}\n`, "latin1")
 }
 
-/** Which cache `fd` (of `size` bytes) holds under `key`: its kind and header, or null when none of ours. */
+/**
+ * Which cache `fd` (of `size` bytes) holds under `key`: its kind, header length and payload digest,
+ * or null when none of ours.
+ */
 const matchHeader = (fd, size, key) => {
-  const header = cacheHeader(key)
-  // The longest kind's header is at most 32 bytes longer than a final cache's.
-  const head = Buffer.allocUnsafe(header.length + 32)
+  const head = Buffer.allocUnsafe(cacheHeader(key, deferred, "0".repeat(digestLength)).length)
   const length = readInto(fd, head, Math.min(head.length, size), 0)
   for (const kind of [final, provisional, replace, deferred]) {
-    const expected = kind === final ? header : cacheHeader(key, kind)
-    // A cache has data after its header; a note has none.
-    const note = kind === replace || kind === deferred
+    const expected = cacheHeader(key, kind)
+    // A cache has data after its header; a note has none, and no digest.
+    const note = isNote(kind)
     const fits = note ? size === expected.length : size > expected.length
-    if (fits && length >= expected.length && head.subarray(0, expected.length).equals(expected)) return { kind, header: expected }
+    if (!fits || length < expected.length) continue
+    // The digest starts after the key's line; the rest of the header is as `cacheHeader` pads it.
+    const at = note ? expected.length : expected.indexOf(10, magic.length) + 1
+    const digest = head.toString("latin1", at, note ? at : at + digestLength)
+    const rest = note ? at : at + digestLength
+    if (!head.subarray(0, at).equals(expected.subarray(0, at)) || !head.subarray(rest, expected.length).equals(expected.subarray(rest))) continue
+    if (!note && !/^[0-9a-f]{64}$/.test(digest)) continue
+    return { kind, header: head.subarray(0, expected.length), digest }
   }
   return null
 }
@@ -127,10 +174,74 @@ const matchHeader = (fd, size, key) => {
 /** `claude-peers:list` → `claude-peers.cjs.list.v8-cache`, or `….list.<flags>.v8-cache` under flags. */
 const cacheNameOf = (part) => `${path.basename(bundleFile)}.${part.replace(/^.*:/, "")}${flags === "" ? "" : `.${shortHash(flags)}`}.v8-cache`
 
-/** The install's own cache directory: beside the bundle, unless `CLAUDE_PEERS_CACHE_DIR` says otherwise. */
+const ownedByUs = (owner) => owner === uid || owner === 0
+
+/**
+ * `directory`'s real path when only this user (or root) can change what it holds, else null (and
+ * why, under the debug variable): it is absolute, and it and every directory above it is owned by
+ * this user or root and writable by nobody else; an ancestor may be sticky, as `/tmp` is.
+ */
+const trustedDirectory = (directory) => {
+  if (!path.isAbsolute(directory)) {
+    say(`${directory}: a relative cache directory is not used`)
+    return null
+  }
+  let real
+  try {
+    real = fs.realpathSync.native(directory)
+  } catch {
+    return null
+  }
+  // Windows has no uid to compare: its per-user directories are its rule.
+  if (uid === undefined) return real
+  try {
+    for (let current = real, first = true;; first = false) {
+      const stats = fs.lstatSync(current)
+      if (!stats.isDirectory()) return null
+      const othersWrite = (stats.mode & 0o022) !== 0 && (first || (stats.mode & 0o1000) === 0)
+      if (!ownedByUs(stats.uid) || othersWrite) {
+        say(`${directory}: not used, ${current} is ${ownedByUs(stats.uid) ? "writable by others" : `owned by uid ${stats.uid}`}`)
+        return null
+      }
+      const parent = path.dirname(current)
+      if (parent === current) return real
+      current = parent
+    }
+  } catch {
+    return null
+  }
+}
+
+/**
+ * `file` open for reading when it is a regular file owned by this user or root that nobody else can
+ * write, with its size; else null. A link or a FIFO in its place is refused, never followed or waited on.
+ */
+const openOwn = (file) => {
+  let fd
+  try {
+    fd = fs.openSync(file, readFlags)
+  } catch (error) {
+    if (error.code !== "ENOENT") say(`${file}: not opened (${error.code})`)
+    return null
+  }
+  const stats = fs.fstatSync(fd)
+  if (stats.isFile() && (uid === undefined || (ownedByUs(stats.uid) && (stats.mode & 0o022) === 0))) return { fd, size: stats.size }
+  say(`${file}: not used, ${stats.isFile() ? `owned by uid ${stats.uid} or writable by others` : "not a regular file"}`)
+  closeQuietly(fd)
+  return null
+}
+
+const trusted = new Map()
+/** `trustedDirectory`, once per directory and run. */
+const trustedOnce = (directory) => {
+  if (!trusted.has(directory)) trusted.set(directory, trustedDirectory(directory))
+  return trusted.get(directory)
+}
+
+/** The install's own cache directory, trusted: beside the bundle, unless `CLAUDE_PEERS_CACHE_DIR` says otherwise. */
 const installDirectory = () => {
   const override = process.env.CLAUDE_PEERS_CACHE_DIR
-  return override !== undefined && override !== "" ? override : path.dirname(bundleFile)
+  return trustedOnce(override !== undefined && override !== "" ? override : path.dirname(bundleFile))
 }
 
 const isWritableDirectory = (directory) => {
@@ -150,11 +261,13 @@ const userCacheDirectory = () => {
     // (a container run under an arbitrary uid): then there is no such directory.
     const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(require("node:os").homedir(), ".cache")
     directory = path.join(base, "claude-peers")
+    if (!path.isAbsolute(directory)) return trustedOnce(directory)
     fs.mkdirSync(directory, { recursive: true, mode: 0o700 })
   } catch {
     return null
   }
-  return isWritableDirectory(directory) ? directory : null
+  const real = trustedOnce(directory)
+  return real !== null && isWritableDirectory(real) ? real : null
 }
 
 /**
@@ -163,8 +276,8 @@ const userCacheDirectory = () => {
  */
 const ownTemporaryDirectory = () => {
   const os = require("node:os")
-  const uid = typeof process.getuid === "function" ? process.getuid() : undefined
   const directory = path.join(os.tmpdir(), `claude-peers-${uid ?? os.userInfo().username}`)
+  if (!path.isAbsolute(directory)) return trustedOnce(directory)
   try {
     fs.mkdirSync(directory, { mode: 0o700 })
   } catch (error) {
@@ -172,11 +285,15 @@ const ownTemporaryDirectory = () => {
   }
   try {
     const stats = fs.lstatSync(directory)
-    if (!stats.isDirectory() || (uid !== undefined && stats.uid !== uid) || (stats.mode & 0o022) !== 0) return null
-    return isWritableDirectory(directory) ? directory : null
+    if (!stats.isDirectory() || (uid !== undefined && stats.uid !== uid) || (stats.mode & 0o022) !== 0) {
+      say(`${directory}: not used, not a directory of this user's that only this user can write`)
+      return null
+    }
   } catch {
     return null
   }
+  const real = trustedOnce(directory)
+  return real !== null && isWritableDirectory(real) ? real : null
 }
 
 let chosen
@@ -184,7 +301,8 @@ let chosen
 const writableDirectory = () => {
   if (chosen !== undefined) return chosen
   const install = installDirectory()
-  chosen = isWritableDirectory(install) ? install : (userCacheDirectory() ?? ownTemporaryDirectory())
+  chosen = install !== null && isWritableDirectory(install) ? install : (userCacheDirectory() ?? ownTemporaryDirectory())
+  if (chosen === null) say("no directory to keep caches in: running without one")
   return chosen
 }
 
@@ -197,17 +315,35 @@ const isAlive = (pid) => {
   }
 }
 
+let listing
 /**
- * V8 checks a cache's header, not its payload (release builds skip the checksum), and a payload
- * damaged behind an intact header aborts the process while it compiles. Hashing the payload on
- * every run would cost several milliseconds here, so a run instead leaves a marker while it
- * compiles with a cache and removes it after. A marker whose process is gone means a run died
- * compiling with that cache: the cache is dropped, so one damaged cache can fail one run, never
- * every run after it.
+ * The names in the directory this run writes to, read once; the temporary files of runs that are
+ * gone (killed while writing a cache) are swept as they are found.
+ */
+const namesInWritable = (directory) => {
+  if (listing !== undefined) return listing
+  listing = fs.readdirSync(directory)
+  const prefix = `${path.basename(bundleFile)}.`
+  for (const name of listing) {
+    const temporary = /\.(\d+)-\d+\.tmp$/.exec(name)
+    if (temporary === null || !name.startsWith(prefix)) continue
+    const pid = Number(temporary[1])
+    if (pid !== process.pid && !isAlive(pid)) removeQuietly(path.join(directory, name))
+  }
+  return listing
+}
+
+/**
+ * V8 does not check a payload that passes the checksum against what it does, and a payload that
+ * V8 cannot run aborts the process (while it compiles, or later, in a function it compiled lazily).
+ * So a run that uses a cache leaves a marker beside it and removes it only as the process exits. A
+ * marker whose process is gone means a run died with that cache: the cache is dropped, so one
+ * damaged cache can fail one run, never every run after it (a run killed by a signal costs the
+ * next run its cache once).
  */
 const diedCompiling = (directory, markerPrefix) => {
   let died = false
-  for (const name of fs.readdirSync(directory)) {
+  for (const name of namesInWritable(directory)) {
     if (!name.startsWith(markerPrefix)) continue
     const pid = Number(name.slice(markerPrefix.length))
     if (pid === process.pid || isAlive(pid)) continue
@@ -228,10 +364,16 @@ const diedCompiling = (directory, markerPrefix) => {
  * markers that holds its header: while the note is there, that cache is not used.
  */
 const isDropped = (note, header) => {
+  const file = openOwn(note)
+  if (file === null) return false
   try {
-    return fs.readFileSync(note).equals(header)
+    if (file.size !== header.length) return false
+    const bytes = Buffer.allocUnsafe(header.length)
+    return readInto(file.fd, bytes, header.length, 0) === header.length && bytes.equals(header)
   } catch {
     return false
+  } finally {
+    closeQuietly(file.fd)
   }
 }
 
@@ -244,64 +386,83 @@ const drop = (cache, header) => {
   if (cache.readOnly) writeAtomically(cache.note, header)
 }
 
+/** Markers this run holds, removed as it exits. */
+const markers = []
+let removesMarkers = false
+const holdMarker = (marker) => {
+  fs.closeSync(fs.openSync(marker, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK, 0o644))
+  markers.push(marker)
+  if (removesMarkers) return
+  removesMarkers = true
+  process.on("exit", () => {
+    for (const file of markers) removeQuietly(file)
+  })
+}
+
 /**
  * The part's cache under this key, open, with the size of its data (read by `readCacheData`): the
- * install's cache first, then the one this run writes, with the marker this run holds while
- * compiling with it; null when there is none. A cache is only used where a marker can be written.
+ * install's cache first, then the one this run writes, with the marker this run holds while it
+ * runs with it; null when there is none. A cache is only used where a marker can be written.
  */
 const readCache = (part, key) => {
   const name = cacheNameOf(part)
-  const install = installDirectory()
   const writable = writableDirectory()
   if (writable === null) return null
-  const places = writable === install ? [install] : [install, writable]
+  const install = installDirectory()
+  const places = writable === install || install === null ? [writable] : [install, writable]
   for (const directory of places) {
     // The install's cache, read from elsewhere than where this run writes: its markers and note
     // carry another name, beside this run's own.
     const readOnly = directory !== writable
     const prefix = path.join(writable, readOnly ? `${name}.installed` : name)
-    let fd
+    const file = path.join(directory, name)
+    let opened
     try {
-      fd = fs.openSync(path.join(directory, name), "r")
-      const size = fs.fstatSync(fd).size
+      opened = openOwn(file)
+      if (opened === null) continue
       // Another bundle's, other flags', another Node's, or not ours at all: ignored, and replaced after the run.
-      const matched = matchHeader(fd, size, key)
-      if (matched?.kind === replace || matched?.kind === deferred) {
+      const matched = matchHeader(opened.fd, opened.size, key)
+      if (matched === null) say(`${file}: another bundle's or Node's, not used`)
+      if (matched !== null && isNote(matched.kind)) {
         if (!readOnly) replacing.set(part, matched.kind)
         continue
       }
       const header = matched?.header
-      const cache = { file: path.join(directory, name), readOnly, note: `${prefix}.dropped`, header, kind: matched?.kind }
+      const cache = { file, readOnly, note: `${prefix}.dropped`, header, kind: matched?.kind, digest: matched?.digest }
       if (matched !== null && !(readOnly && isDropped(cache.note, header))) {
         if (diedCompiling(writable, `${path.basename(prefix)}.compiling-`)) {
+          say(`${file}: a run died with it, dropped`)
           // Closed first: Windows removes no file that is open.
-          closeQuietly(fd)
-          fd = undefined
+          closeQuietly(opened.fd)
+          opened = undefined
           drop(cache, header)
         } else {
-          const marker = `${prefix}.compiling-${process.pid}`
-          fs.closeSync(fs.openSync(marker, "w"))
-          const open = { ...cache, fd, size: size - header.length, marker }
-          fd = undefined
+          holdMarker(`${prefix}.compiling-${process.pid}`)
+          const open = { ...cache, fd: opened.fd, size: opened.size - header.length }
+          opened = undefined
           return open
         }
       }
     } catch {
       // No cache here, or none this run can use: try the next place.
     } finally {
-      if (fd !== undefined) closeQuietly(fd)
+      if (opened !== undefined && opened !== null) closeQuietly(opened.fd)
     }
   }
   return null
 }
 
 /**
- * The cache's data, read into `buffer` and the cache closed; null when it cannot be read. V8 reads
- * the data while it compiles and keeps none of it, so the buffer can hold the part's text first.
+ * The cache's data, read into `buffer` and the cache closed; null when it cannot be read or does not
+ * match its checksum. V8 reads the data while it compiles and keeps none of it, so the buffer can
+ * hold the part's text first.
  */
 const readCacheData = (cache, buffer) => {
   try {
-    return buffer.subarray(0, readInto(cache.fd, buffer, cache.size, cache.header.length))
+    const data = buffer.subarray(0, readInto(cache.fd, buffer, cache.size, cache.header.length))
+    if (data.length === cache.size && digestOf(data) === cache.digest) return data
+    say(`${cache.file}: damaged (its checksum does not match), not used`)
+    return null
   } catch {
     return null
   } finally {
@@ -325,15 +486,38 @@ const removeQuietly = (file) => {
   }
 }
 
-/** A temporary file, then a rename: a concurrent run reads the old bytes or the new ones. */
+/**
+ * A temporary file, flushed to disk, then a rename: a concurrent run, or one after a power cut,
+ * reads the old bytes or the new ones. Temporary files of runs killed meanwhile are swept first.
+ */
 const writeAtomically = (target, bytes) => {
+  const directory = path.dirname(target)
+  if (directory === chosen) {
+    try {
+      namesInWritable(directory)
+    } catch {
+      // Nothing to sweep.
+    }
+  }
   const temporary = `${target}.${process.pid}-${Date.now()}.tmp`
+  let fd
   try {
-    fs.writeFileSync(temporary, bytes, { flag: "wx", mode: 0o644 })
+    fd = fs.openSync(temporary, createFlags, 0o644)
+    for (let done = 0; done < bytes.length;) done += fs.writeSync(fd, bytes, done, bytes.length - done)
+    fs.fsyncSync(fd)
+    fs.closeSync(fd)
+    fd = undefined
     fs.renameSync(temporary, target)
   } catch {
+    if (fd !== undefined) closeQuietly(fd)
     removeQuietly(temporary)
   }
+}
+
+/** A cache of `script` under `key`: its header, with the payload's digest, then the payload. */
+const cacheBytes = (key, kind, script) => {
+  const data = script.createCachedData()
+  return Buffer.concat([cacheHeader(key, kind, digestOf(data)), data])
 }
 
 /** Compiles one section of the bundle (with its cache, for a part) and runs it as a CommonJS module. */
@@ -356,12 +540,11 @@ const runSection = (bundle, id, requireForSection) => {
     // reason the command fails: compile once more without it.
     if (data === null) throw error
     script = new Script(source, options)
-  } finally {
-    if (cached !== null) removeQuietly(cached.marker)
   }
   if (id !== "entry" && (data === null || script.cachedDataRejected === true)) {
-    // A read-only cache that V8 rejects is kept out from now on; this run's own takes its place.
-    if (data !== null && cached.readOnly) drop(cached, cached.header)
+    // A read-only cache that V8 rejects (or that fails its checksum) is kept out from now on; this
+    // run's own takes its place.
+    if (cached !== null && cached.readOnly) drop(cached, cached.header)
     // Written at exit, so that the cache also holds the functions the command compiled lazily; not
     // made at all when there is nowhere to write it.
     const directory = writableDirectory()
@@ -373,7 +556,7 @@ const runSection = (bundle, id, requireForSection) => {
           const note = replacing.get(id)
           if (cold && note === replace) return writeAtomically(file, cacheHeader(bundle.key, deferred))
           const kind = cold && note === undefined ? provisional : final
-          writeAtomically(file, Buffer.concat([cacheHeader(bundle.key, kind), script.createCachedData()]))
+          writeAtomically(file, cacheBytes(bundle.key, kind, script))
         } catch {
           // The command's result stands whatever happens to its cache.
         }

@@ -2,7 +2,8 @@
  * Runs the command's program and turns its end into the process's exit code, as the contract says:
  * a typed failure has already printed itself and carries its code; a usage error is 2; output that
  * could not be written is 7; an interruption by a signal is 128 + its number (0 for `watch`, which a
- * signal ends); anything else is an unexpected failure, 1. Every line goes through the fd-1
+ * signal ends, at once even behind a reader that stopped reading); anything else is an unexpected
+ * failure, 1. Every line goes through the fd-1
  * `Console` (`Stdout.ts`), which reports what it lost.
  */
 import * as Cause from "effect/Cause"
@@ -13,7 +14,7 @@ import { OutputFailed, OutputLoss } from "../../src/cli/Output.js"
 import { ExitCode, reportUsageError, UsageError } from "../../src/cli/Report.js"
 import { terminalSafe } from "../../src/cli/Text.js"
 import { interruptedExitCode, setMainFiber } from "./Signals.js"
-import { outputLoss, stdoutConsole, writeError } from "./Stdout.js"
+import { hasPendingOutput, outputLoss, stdoutConsole, writeError } from "./Stdout.js"
 
 /** The program with the command's console and what it loses. */
 const onStdout = <A, E>(program: Effect.Effect<A, E>) => program.pipe(Console.withConsole(stdoutConsole), Effect.provideService(OutputLoss, outputLoss))
@@ -44,5 +45,8 @@ export const runMain = (program: Effect.Effect<unknown, unknown>, options: { rea
   setMainFiber(fiber)
   fiber.addObserver((exit) => {
     process.exitCode = unreported(exit)
+    // A signal ends the process even when a line still waits on a reader that stopped reading (the
+    // pending write would keep it alive): the line gets a moment to go, no more.
+    if (interruptedExitCode() !== undefined && hasPendingOutput()) setTimeout(() => process.exit(), 20).unref()
   })
 }

@@ -6,10 +6,12 @@
  * finalizers run (the library's handlers rely on Effect's interruption only):
  * - `settings set`/`reset` hold a lock and a temporary file: the command then ends with 128 + the
  *   signal's number (never 0: an update cut short must not look done to a script).
- * - `watch` runs until interrupted: a signal is its normal end, exit 0.
+ * - `watch` runs until interrupted: a signal is its normal end, exit 0. Its output never blocks the
+ *   process (`neverBlock` in `Stdout.ts`), so that a reader that stopped reading cannot hold it.
  */
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import { neverBlock } from "./Stdout.js"
 
 const numbers = { SIGINT: 2, SIGTERM: 15 } as const
 type Signal = keyof typeof numbers
@@ -50,6 +52,7 @@ export const endedOnSignal = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.E
     Effect.sync(() => {
       install()
       endsNormally = true
+      neverBlock()
     }),
     effect
   )

@@ -6,6 +6,10 @@
  *   Only a non-blocking pipe that is full (EAGAIN) hands the rest to `process.stdout`, which waits.
  * - A reader that went away (EPIPE: `claude-peers list | head -1`) is not a failure: nobody is left
  *   to tell. Later lines are dropped, and `watch` ends.
+ * - A command that a signal ends (`watch`) never blocks in a write: no signal handler can run while
+ *   `fs.writeSync` waits on a reader that stopped reading. When file descriptor 1 is a pipe or a
+ *   socket, its lines all go through `process.stdout` (non-blocking), one at a time, each waited
+ *   for: the wait is interruptible, and nothing piles up in memory.
  */
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -26,6 +30,19 @@ let throughStream = false
 
 /** What this console lost, as `OutputLoss` reads it. */
 export const outputLoss: OutputLossReport = { stdout: () => lost, readerGone: () => readerGone }
+
+/** Whether a line handed to `process.stdout` is still waiting for its reader. */
+export const hasPendingOutput = (): boolean => throughStream && process.stdout.writableLength > 0
+
+/** Sends every later line through `process.stdout` when file descriptor 1 is a pipe or a socket (see above). */
+export const neverBlock = (): void => {
+  try {
+    const stats = fs.fstatSync(1)
+    if (stats.isFIFO() || stats.isSocket()) throughStream = true
+  } catch {
+    // No file descriptor 1: every write fails alike, and is reported.
+  }
+}
 
 const writeRest = (bytes: Uint8Array): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
@@ -92,13 +109,28 @@ export const writeLine = (text: string): Effect.Effect<void> =>
     }
   })
 
-/** Writes a diagnostic line to stderr; where even stderr cannot be written, there is nobody left to tell. */
+/** Set once a diagnostic was handed to `process.stderr`: later ones follow it there, in order. */
+let stderrThroughStream = false
+
+/**
+ * Writes a diagnostic line to stderr. A full non-blocking pipe (EAGAIN) hands the rest to
+ * `process.stderr`, which waits for its reader; where even stderr cannot be written, there is nobody
+ * left to tell.
+ */
 export const writeError = (text: string): void => {
+  const bytes = Buffer.from(`${text}\n`, "utf8")
+  let offset = 0
   try {
-    fs.writeSync(2, `${text}\n`)
-  } catch {
-    return
+    if (!stderrThroughStream) {
+      while (offset < bytes.length) offset += fs.writeSync(2, bytes, offset, bytes.length - offset)
+      return
+    }
+  } catch (error) {
+    if (codeOf(error) !== "EAGAIN") return
   }
+  if (!stderrThroughStream) process.stderr.on("error", () => undefined)
+  stderrThroughStream = true
+  process.stderr.write(bytes.subarray(offset))
 }
 
 const joined = (parts: ReadonlyArray<unknown>): string => parts.map(String).join(" ")

@@ -7,8 +7,9 @@
  * - It reads its options as the standalone command does: each level of the tree takes its words as
  *   they are, and the whole line, put back together in the order typed, goes through the same walk
  *   (`Argv.ts`) and the same `@effect/cli` tree (`Root.ts`). So `list --claude-home DIR --json` is
- *   accepted, and an unknown option is a usage error. `--help`, `--version`, `--completions` are the
- *   host's: its parser answers them before the command runs, with the table's help.
+ *   accepted, and an unknown option is a usage error. `--help`, `--version`, `--completions`,
+ *   `--wizard` and `--log-level LEVEL` before the command's words are the host's: its parser answers
+ *   them before the command runs, with the table's help; what it leaves to the command is a usage error.
  * - It writes through the host's `Console`, and installs no process-wide listener: Ctrl-C is the
  *   host's, which interrupts the command (a settings update then lets its lock and temporary file go).
  * - It ends with an `ExitCode` failure the host maps to its exit: the contract's code, after the
