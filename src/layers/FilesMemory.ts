@@ -186,6 +186,13 @@ export const make = (tree: MemoryTree): Files => {
     readDirectoryIfExists,
     stat: (path) => run(() => infoOf(kernel.existing(path, true, "stat", "stat").node)),
     lstat: (path) => run(() => infoOf(kernel.existing(path, false, "lstat", "lstat").node)),
+    readLink: (path) =>
+      run(() => {
+        const { node } = kernel.existing(path, false, "readLink", "readlink")
+        if (node.type !== "SymbolicLink") throw systemError("EINVAL", "readLink", "readlink", path)
+        return node.target
+      }),
+    runsAs: Effect.sync(() => Option.some(kernel.user)),
     readBounded,
     makeDirectory: (path, mode, owner) => run(() => kernel.makeDirectories(path, mode, "makeDirectory", owner)),
     writeNewFile,

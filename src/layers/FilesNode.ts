@@ -148,6 +148,14 @@ const stat = (path: string) => attemptSync("stat", path, () => infoOf(NFS.statSy
 
 const lstat = (path: string) => attemptSync("lstat", path, () => infoOf(NFS.lstatSync(path)))
 
+const readLink = (path: string) => attemptSync("readLink", path, () => NFS.readlinkSync(path))
+
+const runsAs: Effect.Effect<Option.Option<Owner>> = Effect.sync(() =>
+  ownersApply && process.geteuid !== undefined && process.getegid !== undefined
+    ? Option.some({ uid: process.geteuid(), gid: process.getegid() })
+    : Option.none()
+)
+
 /** Where `O_NOFOLLOW` does not exist, a final link is refused by an `lstat` just before the open. */
 const refuseLinkWithoutNoFollow = (path: string): Effect.Effect<void, PlatformError> =>
   O_NOFOLLOW !== undefined
@@ -375,6 +383,8 @@ export const make = (): Files =>
     readDirectoryIfExists,
     stat,
     lstat,
+    readLink,
+    runsAs,
     readBounded,
     makeDirectory,
     writeNewFile,

@@ -71,6 +71,10 @@ export interface Files {
   readonly stat: (path: string) => Effect.Effect<FileInfo, PlatformError>
   /** Does not follow a final link. */
   readonly lstat: (path: string) => Effect.Effect<FileInfo, PlatformError>
+  /** The text of a symbolic link, as it is (a relative one is relative to the link's directory). Fails `BadResource` (EINVAL) for what is not a link. */
+  readonly readLink: (path: string) => Effect.Effect<string, PlatformError>
+  /** Whom this process acts as on files (its effective uid and gid), or none where owners mean nothing (Windows). */
+  readonly runsAs: Effect.Effect<Option.Option<Owner>>
   /**
    * Reads a regular file of at most `maxBytes`. Opens without blocking (so a FIFO swapped in after
    * a stat still cannot hang the read) and checks the opened descriptor: a non-regular file is
