@@ -10,6 +10,7 @@ import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -33,7 +34,7 @@ import {
 } from "../domain/Settings.js"
 import { entryTypeWords } from "../domain/VerdictWords.js"
 import { ClaudeHome } from "./ClaudeHome.js"
-import { type EntryType, type FileInfo, Files, type Owner } from "./Files.js"
+import { type EntryType, type ExtendedAttributes, type FileInfo, Files, noExtendedAttributes, type Owner } from "./Files.js"
 import { ProcessProbe } from "./ProcessProbe.js"
 import { makeLock, makeNonces, tempFileOf, tempFilePattern } from "./SettingsLock.js"
 import { Timing } from "./Timing.js"
@@ -298,7 +299,7 @@ export const make = Effect.gen(function*() {
      * compare-and-rename. The temporary file's removal is registered before it exists, so no failure
      * or interruption leaves it behind; after the rename it is gone and the removal finds nothing.
      */
-    const writeReplacing = (onDisk: OnDisk, text: string) =>
+    const writeReplacing = (onDisk: OnDisk, text: string, attributes: ExtendedAttributes) =>
       Effect.scoped(
         Effect.gen(function*() {
           const self = yield* probe.self
@@ -308,7 +309,7 @@ export const make = Effect.gen(function*() {
           const mode = onDisk.mode ?? newFileMode
           yield* onDisk.owner === null
             ? givenIfPermitted(yield* ownerOfDirectory(directory), (owner) => files.writeNewFile(temp, bytes, mode, owner))
-            : files.writeNewFile(temp, bytes, mode, onDisk.owner).pipe(Effect.mapError(ownerNotKept(onDisk.owner)))
+            : files.writeNewFile(temp, bytes, mode, onDisk.owner, attributes).pipe(Effect.mapError(ownerNotKept(onDisk.owner)))
           const outcome = yield* files.replaceIfUnchanged(temp, file, onDisk.bytes, maxSettingsBytes)
           if (outcome._tag === "Replaced") {
             // Without it a power cut can undo the rename. When it fails the new value is in place
@@ -327,7 +328,7 @@ export const make = Effect.gen(function*() {
      * document (read again from step 1: it may now be a link, or have other permission bits) and every
      * key that writer added survives.
      */
-    const updateLocked = (change: PolicyChange, expectedRevision: string | null) =>
+    const updateLocked = (change: PolicyChange, expectedRevision: string | null, firstAttributes: Effect.Effect<ExtendedAttributes, PlatformError>) =>
       Effect.gen(function*() {
         for (let attempts = 1;; attempts++) {
           const onDisk = yield* readForUpdate
@@ -335,7 +336,12 @@ export const make = Effect.gen(function*() {
           if (next._tag === "Unchanged") return next.view
           const verified = verifyChange(next.document, next.text, change)
           if (Either.isLeft(verified)) return yield* Effect.die(new Error(`refusing to write ${file}: ${verified.left}`))
-          const written = yield* writeReplacing(onDisk, next.text)
+          // The ACL and extended attributes of the file this attempt replaces: read while the lock
+          // was taken for the first attempt, again for a file another writer has put in place since.
+          const attributes = onDisk.bytes === null
+            ? noExtendedAttributes
+            : yield* (attempts === 1 ? firstAttributes : files.extendedAttributes(file))
+          const written = yield* writeReplacing(onDisk, next.text, attributes)
           if (written._tag === "Replaced") return makeSettingsView(file, revisionOf(written.bytes), policyAfter(change))
           if (expectedRevision !== null || attempts > maxMergeRetries) {
             const actualRevision = written.observed === null ? null : revisionOf(written.observed)
@@ -357,10 +363,16 @@ export const make = Effect.gen(function*() {
           yield* givenIfPermitted(yield* ownerOfDirectory(directory), (owner) => files.makeDirectory(directory, newDirectoryMode, owner))
         }
         return yield* Effect.scoped(
-          Effect.zipRight(
-            Effect.zipRight(lock.acquire(expected), sweepTempFiles),
-            updateLocked(change, expected)
-          )
+          Effect.gen(function*() {
+            // Read in parallel with the lock (a subprocess on Linux): only an update that writes
+            // over an existing file needs them.
+            const attributes = first.bytes === null
+              ? Effect.succeed(noExtendedAttributes)
+              : Fiber.join(yield* Effect.forkScoped(files.extendedAttributes(file)))
+            yield* lock.acquire(expected)
+            yield* sweepTempFiles
+            return yield* updateLocked(change, expected, attributes)
+          })
         )
       })
 
