@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect } from "effect"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -245,4 +246,41 @@ describe.skipIf(!isRoot)("as root, another user's links are not followed out of 
         const stats = fs.statSync(path.join(real, "settings.json"))
         expect({ uid: stats.uid, gid: stats.gid }).toEqual({ uid: nobody, gid: nobody })
       }), ({ close }) => Effect.sync(close)))
+})
+
+describe("settings set|reset --through-link, the command (node, the built command)", () => {
+  const cli = path.resolve(import.meta.dirname, "../bin/claude-peers.js")
+  const run = (home: string, ...args: Array<string>) =>
+    spawnSync(process.execPath, [cli, "--claude-home", home, "settings", ...args], {
+      cwd: os.tmpdir(),
+      env: { PATH: process.env.PATH, HOME: home, CLAUDE_CONFIG_DIR: path.join(home, "not-this-one") },
+      encoding: "utf8"
+    })
+
+  it("a link is refused with exit 6, the JSON naming its target; --through-link updates the target, exit 0", () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-links-cli-"))
+    try {
+      fs.mkdirSync(path.join(home, "profiles"))
+      const target = path.join(home, "profiles", "settings.json")
+      fs.writeFileSync(target, document)
+      fs.symlinkSync("profiles/settings.json", path.join(home, "settings.json"))
+      const refused = run(home, "set", "accept", "--json")
+      expect(refused.status, refused.stderr).toBe(6)
+      expect(JSON.parse(refused.stdout).error).toMatchObject({ reason: "invalid_settings", problem: "symlink", linkTarget: target })
+      const human = run(home, "reset")
+      expect(human.status).toBe(6)
+      expect(human.stderr).toContain("--through-link")
+      expect(fs.readFileSync(target, "utf8")).toBe(document)
+      const through = run(home, "set", "accept", "--through-link", "--json")
+      expect(through.status, through.stderr).toBe(0)
+      expect(JSON.parse(through.stdout)).toMatchObject({ path: target, crossSessionInbound: "accept" })
+      expect(fs.lstatSync(path.join(home, "settings.json")).isSymbolicLink()).toBe(true)
+      const reset = run(home, "reset", "--through-link", "--json")
+      expect(reset.status, reset.stderr).toBe(0)
+      expect(fs.readFileSync(target, "utf8")).toBe(`{\n  "model": "opus"\n}\n`)
+      expect(fs.readdirSync(path.join(home, "profiles"))).toEqual(["settings.json"])
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true })
+    }
+  }, 60_000)
 })
