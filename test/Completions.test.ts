@@ -64,7 +64,7 @@ describe("claude-peers --completions", { timeout: 60_000 }, () => {
 
   it("after settings set: accept, hold and refuse; once one is given, set's options", () => {
     expect(offeredAfter("settings", "set", "")).toEqual(inEveryShell("accept", "hold", "refuse"))
-    expect(offeredAfter("settings", "set", "hold", "")).toEqual(inEveryShell("--expect-revision", "--help", "--json"))
+    expect(offeredAfter("settings", "set", "hold", "")).toEqual(inEveryShell("--expect-revision", "--help", "--json", "--through-link"))
   })
 
   it("a word that starts with -: the options of the command reached, past the root's --claude-home", () => {
@@ -73,7 +73,7 @@ describe("claude-peers --completions", { timeout: 60_000 }, () => {
     expect(offeredAfter("--claude-home", "homes", "list", "--")).toEqual(inEveryShell("--help", "--json"))
     expect(offeredAfter("--claude-home=homes", "list", "--")).toEqual(inEveryShell("--help", "--json"))
     expect(offeredAfter("watch", "--interval", "500", "--")).toEqual(inEveryShell("--help", "--interval", "--json"))
-    expect(offeredAfter("settings", "reset", "--")).toEqual(inEveryShell("--expect-revision", "--help", "--json"))
+    expect(offeredAfter("settings", "reset", "--")).toEqual(inEveryShell("--expect-revision", "--help", "--json", "--through-link"))
     expect(offeredAfter("policy", "--")).toEqual(inEveryShell("--help", "--json", "--managed-dir", "--name"))
   })
 

@@ -119,7 +119,12 @@ describe("settings: concurrent writers (memory)", () => {
       yield* inHome(home, update(setPolicy("hold")))
       const calls = home.calls.filter((call) => !call.startsWith("stat ") && !call.includes("readDirectory"))
       const temp = calls.find((call) => call.startsWith("writeNewFile") && call.endsWith(".tmp"))!.slice("writeNewFile ".length)
+      // Before anything is read: whether the path is a link, then every link on the way to it
+      // (another user's link is not followed out of that user's files).
+      const walk = ["/home", "/home/user", home.home, home.settingsFile].map((at) => `lstat ${at}`)
       expect(calls).toEqual([
+        `lstat ${home.settingsFile}`,
+        ...walk,
         `lstat ${home.settingsFile}`,
         `readBounded ${home.settingsFile}`,
         `writeNewFile ${home.lockFile}`,

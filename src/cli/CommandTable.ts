@@ -131,6 +131,11 @@ const expectRevision: OptionSpec = {
   value: revision
 }
 
+const throughLink: OptionSpec = {
+  name: "--through-link",
+  description: "when settings.json is a symbolic link, update the file it points to (one hop, as Claude Code writes)"
+}
+
 const sessionId = (description: string): ArgumentSpec => ({ name: "SESSION_ID", description, required: false, value: text("SESSION_ID") })
 
 const asString = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
@@ -205,19 +210,24 @@ export const commandTable: CommandSpec = {
         {
           name: "set",
           description: "set the user-level crossSessionInbound, keeping every other byte of the file",
-          options: [expectRevision, json],
+          options: [expectRevision, throughLink, json],
           arguments: [{ name: "VALUE", description: "accept, hold or refuse", required: true, value: policyValue }],
           make: (given) => ({
             _tag: "settings set",
             value: given.arguments[0] as InboundPolicy,
-            expectRevision: asString(given.value("--expect-revision"))
+            expectRevision: asString(given.value("--expect-revision")),
+            throughLink: given.flag("--through-link")
           })
         },
         {
           name: "reset",
           description: "remove the user-level crossSessionInbound (Claude Code then decides by permission modes)",
-          options: [expectRevision, json],
-          make: (given) => ({ _tag: "settings reset", expectRevision: asString(given.value("--expect-revision")) })
+          options: [expectRevision, throughLink, json],
+          make: (given) => ({
+            _tag: "settings reset",
+            expectRevision: asString(given.value("--expect-revision")),
+            throughLink: given.flag("--through-link")
+          })
         }
       ]
     },

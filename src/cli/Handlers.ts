@@ -93,10 +93,10 @@ export const settingsGet = Effect.fn("settings get")(function*(json: boolean) {
  * update, and a full disk is only found out by writing): the command then exits 7, not 0, and says
  * on stderr what the file now holds, so that nobody takes the update for not done or for done unseen.
  */
-const settingsUpdate = (json: boolean, change: PolicyChange, expectRevision: string | undefined) =>
+const settingsUpdate = (json: boolean, change: PolicyChange, expectRevision: string | undefined, throughLink: boolean) =>
   Effect.gen(function*() {
     // An interruption lets the lock and the temporary file go (Settings' finalizers).
-    const view = yield* (yield* Settings).update(change, { expectRevision })
+    const view = yield* (yield* Settings).update(change, { expectRevision, throughLink })
     yield* printData(json, () => view, () => settingsText(view)).pipe(
       Effect.mapError((lost) =>
         new OutputFailed({
@@ -111,12 +111,12 @@ const settingsUpdate = (json: boolean, change: PolicyChange, expectRevision: str
   })
 
 export const settingsSet = Effect.fn("settings set")(
-  (json: boolean, command: CommandOf<"settings set">) => settingsUpdate(json, setPolicy(command.value), command.expectRevision),
+  (json: boolean, command: CommandOf<"settings set">) => settingsUpdate(json, setPolicy(command.value), command.expectRevision, command.throughLink === true),
   reported
 )
 
 export const settingsReset = Effect.fn("settings reset")(
-  (json: boolean, command: CommandOf<"settings reset">) => settingsUpdate(json, resetPolicy, command.expectRevision),
+  (json: boolean, command: CommandOf<"settings reset">) => settingsUpdate(json, resetPolicy, command.expectRevision, command.throughLink === true),
   reported
 )
 

@@ -11,8 +11,14 @@ export type Command =
   | { readonly _tag: "inspect" }
   | { readonly _tag: "resolve"; readonly query: ResolveQuery; readonly allowSharedName: boolean }
   | { readonly _tag: "settings get" }
-  | { readonly _tag: "settings set"; readonly value: InboundPolicy; readonly expectRevision: string | undefined }
-  | { readonly _tag: "settings reset"; readonly expectRevision: string | undefined }
+  | {
+    readonly _tag: "settings set"
+    readonly value: InboundPolicy
+    readonly expectRevision: string | undefined
+    /** Absent is false: a command built by a caller of the former shape still refuses a link. */
+    readonly throughLink?: boolean
+  }
+  | { readonly _tag: "settings reset"; readonly expectRevision: string | undefined; readonly throughLink?: boolean }
   /** Without an interval, the watch's default (`Timing`'s `watchInterval`). */
   | { readonly _tag: "watch"; readonly intervalMillis: number | undefined }
   /**

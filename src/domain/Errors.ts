@@ -111,8 +111,12 @@ export class ChangedDuringWrite extends Schema.TaggedError<ChangedDuringWrite>("
     actualRevision: Schema.NullOr(Schema.String),
     /** How many times the update redid its edit on another writer's bytes before giving up (`overtaken`). */
     attempts: Schema.Int,
-    /** The lock and what it says of its holder (`lock_held`), else null. */
-    lock: Schema.NullOr(Schema.Struct({ path: Schema.String, holder: Schema.String }))
+    /**
+     * The lock and what it says of its holder (`lock_held`), else null. `stopped` is present, and
+     * true, when the holder is a stopped process (state `T`: a signal or a debugger stopped it), which
+     * holds the lock until it is continued or ends.
+     */
+    lock: Schema.NullOr(Schema.Struct({ path: Schema.String, holder: Schema.String, stopped: Schema.optional(Schema.Literal(true)) }))
   }
 ) {
   override get message(): string {
@@ -127,6 +131,9 @@ export class ChangedDuringWrite extends Schema.TaggedError<ChangedDuringWrite>("
           ? `${this.path} changed while it was being written (now at revision ${this.actualRevision ?? "unknown"}, expected ${this.expectedRevision}). ${again}`
           : `${this.path} kept changing while it was being written (${this.attempts} attempts, each overtaken by another writer). Nothing was written; try again.`
       case "lock_held":
+        if (this.lock?.stopped === true) {
+          return `${this.path} is locked by a claude-peers process that is stopped (${this.lock.holder}, lock ${this.lock.path}): it holds the lock until it is continued (kill -CONT) or ends. Nothing was written; continue or end it, then try again.`
+        }
         return `${this.path} is being updated by another claude-peers process (${this.lock?.holder ?? "unknown holder"}, lock ${
           this.lock?.path ?? "?"
         }), still after the whole wait. Nothing was written; try again.`
@@ -150,14 +157,21 @@ export class InvalidSettings extends Schema.TaggedError<InvalidSettings>("claude
    * (`crossSessionInbound is "maybe", not one of …`).
    */
   detail: Schema.String,
-  during: During
+  during: During,
+  /** For a settings file that is a symbolic link: the path it points to (resolved against the link's directory). */
+  linkTarget: Schema.optional(Schema.String)
 }) {
   override get message(): string {
     const written = this.during === "update" ? " Nothing was written." : ""
     switch (this.problem) {
       case "symlink":
-        return `${this.path} is a symbolic link. It is not updated: the rename would replace the link with a file and cut it off from where it points. Update the file it points to, or replace the link with a file.${written}`
+        if (this.linkTarget === undefined) {
+          return `${this.path} is a symbolic link. It is not updated: the rename would replace the link with a file and cut it off from where it points. Update the file it points to, or replace the link with a file.${written}`
+        }
+        if (this.detail !== `a symbolic link to ${this.linkTarget}`) return `${this.path} is ${this.detail}. It is not updated.${written}`
+        return `${this.path} is a symbolic link to ${this.linkTarget}. It is not updated: the rename would replace the link with a file and cut it off from where it points. To update ${this.linkTarget} through the link, as Claude Code writes, run \`claude-peers settings set|reset --through-link\` (the library's \`throughLink\` option), or update that file directly.${written}`
       case "not_a_file":
+        if (this.linkTarget !== undefined) return `${this.path} is ${this.detail}, not a settings file. It is not updated.${written}`
         return `${this.path} is not a regular file but ${this.detail}, so it was not read.${written}`
       case "too_large":
       case "too_deep":
@@ -174,7 +188,9 @@ export class InvalidJson extends Schema.TaggedError<InvalidJson>("claude-peers/I
   path: Schema.String,
   /** What the JSON parser said, or why the bytes are not UTF-8 JSON at all. */
   detail: Schema.String,
-  during: During
+  during: During,
+  /** For a settings file that is a symbolic link: the path it points to (resolved against the link's directory). */
+  linkTarget: Schema.optional(Schema.String)
 }) {
   override get message(): string {
     return `${this.path} is not valid JSON: ${this.detail}.${this.during === "update" ? " Nothing was written." : ""}`

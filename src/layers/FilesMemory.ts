@@ -12,6 +12,7 @@ import {
   type BoundedRead,
   type CurrentTarget,
   type DirectoryEntry,
+  type ExtendedAttributes,
   Files,
   type FilesPrimitives,
   make as makeFiles,
@@ -86,15 +87,21 @@ export const make = (tree: MemoryTree): Files => {
     })
 
   /** As on a disk: the file is created as the program's own, then given away, or removed again where it may not be. */
-  const writeNewFile = (path: string, bytes: Uint8Array, mode: number, owner?: Owner) =>
+  const writeNewFile = (path: string, bytes: Uint8Array, mode: number, owner?: Owner, attributes?: ExtendedAttributes) =>
     run(() => {
+      // As the kernel: only root may set a `trusted.` or `security.` attribute.
+      if (attributes?._tag === "Some" && kernel.user.uid !== 0) {
+        const privileged = attributes.entries.find((entry) => /^(trusted|security)\./.test(entry.name))
+        if (privileged !== undefined) throw systemError("EPERM", "writeNewFile", "setxattr", path)
+      }
       const file = {
         type: "File",
         ...kernel.user,
         mode: mode & 0o7777,
         content: Uint8Array.from(bytes),
         tear: undefined,
-        unreadable: false
+        unreadable: false,
+        ...(attributes?._tag === "Some" ? { attributes: attributes.entries } : {})
       } as const
       kernel.insert(path, { ...file }, "writeNewFile", "open")
       if (owner === undefined || (owner.uid === file.uid && owner.gid === file.gid)) return
@@ -186,9 +193,23 @@ export const make = (tree: MemoryTree): Files => {
     readDirectoryIfExists,
     stat: (path) => run(() => infoOf(kernel.existing(path, true, "stat", "stat").node)),
     lstat: (path) => run(() => infoOf(kernel.existing(path, false, "lstat", "lstat").node)),
+    readLink: (path) =>
+      run(() => {
+        const { node } = kernel.existing(path, false, "readLink", "readlink")
+        if (node.type !== "SymbolicLink") throw systemError("EINVAL", "readLink", "readlink", path)
+        return node.target
+      }),
+    runsAs: Effect.sync(() => Option.some(kernel.user)),
     readBounded,
     makeDirectory: (path, mode, owner) => run(() => kernel.makeDirectories(path, mode, "makeDirectory", owner)),
     writeNewFile,
+    extendedAttributes: (path) =>
+      run((): ExtendedAttributes => {
+        const { node } = kernel.existing(path, false, "extendedAttributes", "getxattr")
+        return node.type === "File" && node.attributes !== undefined && node.attributes.length > 0
+          ? { _tag: "Some", entries: node.attributes }
+          : { _tag: "None" }
+      }),
     renameIfCurrent,
     syncDirectory,
     removeFile,

@@ -18,12 +18,14 @@ import {
   type CurrentTarget,
   type DirectoryEntry,
   type EntryType,
+  type ExtendedAttributes,
   type FileInfo,
   Files,
   type FilesPrimitives,
   make as makeFiles,
   type Owner
 } from "../services/Files.js"
+import { extendedAttributes, giveAttributesSync } from "./FilesNodeAttributes.js"
 import { attemptSync, errnoOf, reasonOf } from "./FilesNodeErrors.js"
 import { watch } from "./FilesNodeWatch.js"
 
@@ -148,6 +150,14 @@ const stat = (path: string) => attemptSync("stat", path, () => infoOf(NFS.statSy
 
 const lstat = (path: string) => attemptSync("lstat", path, () => infoOf(NFS.lstatSync(path)))
 
+const readLink = (path: string) => attemptSync("readLink", path, () => NFS.readlinkSync(path))
+
+const runsAs: Effect.Effect<Option.Option<Owner>> = Effect.sync(() =>
+  ownersApply && process.geteuid !== undefined && process.getegid !== undefined
+    ? Option.some({ uid: process.geteuid(), gid: process.getegid() })
+    : Option.none()
+)
+
 /** Where `O_NOFOLLOW` does not exist, a final link is refused by an `lstat` just before the open. */
 const refuseLinkWithoutNoFollow = (path: string): Effect.Effect<void, PlatformError> =>
   O_NOFOLLOW !== undefined
@@ -262,15 +272,25 @@ const unlinkQuietly = (path: string) => {
  * systems that would follow one. `fchmod` sets the mode on the descriptor, so the umask, which only
  * narrows the mode given to `open`, cannot leave the file with other bits than asked.
  */
-const writeNewFile = (path: string, bytes: Uint8Array, mode: number, owner?: Owner) =>
+const writeNewFile = (path: string, bytes: Uint8Array, mode: number, owner?: Owner, attributes?: ExtendedAttributes) =>
   attemptSync("writeNewFile", path, () => {
-    const fd = NFS.openSync(path, O_WRONLY | O_CREAT | O_EXCL | noFollow, mode)
+    // A file that gets an ACL is its owner's alone until it has it: its mode's group bits are the
+    // ACL's mask, which on a file without the ACL would be the group's own access.
+    const carried = attributes !== undefined && attributes._tag === "Some"
+    const first = carried ? mode & 0o700 : mode
+    const fd = NFS.openSync(path, O_WRONLY | O_CREAT | O_EXCL | noFollow, first)
     let written = false
     try {
       for (let offset = 0; offset < bytes.length;) offset += NFS.writeSync(fd, bytes, offset)
       // The owner before the mode: a chown may clear the set-id bits that the mode then sets.
       if (owner !== undefined && ownersApply) giveOwner(fd, path, owner)
-      NFS.fchmodSync(fd, mode)
+      NFS.fchmodSync(fd, first)
+      if (carried) {
+        giveAttributesSync(fd, path, attributes)
+        // The ACL has set the permission bits; the mode again gives back set-id bits, and its group
+        // bits are the mask the ACL already has.
+        NFS.fchmodSync(fd, mode)
+      }
       NFS.fsyncSync(fd)
       written = true
     } finally {
@@ -375,9 +395,12 @@ export const make = (): Files =>
     readDirectoryIfExists,
     stat,
     lstat,
+    readLink,
+    runsAs,
     readBounded,
     makeDirectory,
     writeNewFile,
+    extendedAttributes,
     renameIfCurrent,
     syncDirectory,
     removeFile,

@@ -54,6 +54,25 @@ export class MemoryTree {
     })
   }
 
+  /**
+   * Gives the file (links followed) extended attributes, replacing any it had; an empty list
+   * removes them. Values are bytes or text.
+   */
+  setExtendedAttributes(path: string, attributes: Readonly<Record<string, string | Uint8Array>>): void {
+    const located = this.kernel.locate(normalized(path), true, "setExtendedAttributes", "setxattr")
+    if (located.node?.type !== "File") throw systemError("ENOENT", "setExtendedAttributes", "setxattr", path)
+    const entries = Object.entries(attributes).map(([name, value]) => ({ name, value: toBytes(value) }))
+    if (entries.length === 0) delete located.node.attributes
+    else located.node.attributes = entries
+  }
+
+  /** The file's extended attributes (links followed) as text, `{}` when it has none or is missing. */
+  extendedAttributesOf(path: string): Record<string, string> {
+    const located = this.kernel.locate(normalized(path), true, "extendedAttributesOf", "getxattr")
+    if (located.node?.type !== "File") return {}
+    return Object.fromEntries((located.node.attributes ?? []).map((entry) => [entry.name, new TextDecoder().decode(entry.value)]))
+  }
+
   /** Recursive; existing directories are kept. Mode 0o755 unless given. */
   makeDirectory(path: string, mode?: number): void {
     this.kernel.asAuthor(() => this.kernel.makeDirectories(normalized(path), mode ?? 0o755, "makeDirectory"))

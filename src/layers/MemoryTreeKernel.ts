@@ -50,6 +50,8 @@ export interface FileNode extends Owned {
   content: Uint8Array
   tear: { readonly length: number; reads: number } | undefined
   unreadable: boolean
+  /** Its extended attributes by name (`system.posix_acl_access` for an ACL), when it has any. */
+  attributes?: ReadonlyArray<{ readonly name: string; readonly value: Uint8Array }>
 }
 
 export interface DirectoryNode extends Owned {

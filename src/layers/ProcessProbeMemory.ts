@@ -53,6 +53,8 @@ export interface MemoryProcesses {
    * zombie, yet nothing runs; the probe must report it `Dead`. `kill` reaps it.
    */
   exitUnreaped(pid: number): void
+  /** The process is stopped (`SIGSTOP`, a debugger), or continued with `stopped` false: alive either way. */
+  stop(pid: number, stopped?: boolean): void
   /** The pid now belongs to a new live process with a new start time, which is returned. */
   reuse(pid: number, startTime?: string): string
   /** Alive, but its start time cannot be read (as an unreadable stat file or a failed `ps`). */
@@ -78,6 +80,7 @@ interface Entry {
   dieDuringCheck: boolean
   /** Exited, not reaped. */
   zombie: boolean
+  stopped?: boolean
 }
 
 /** As on the OS: 0 and negatives address process groups, and no process has such a pid. */
@@ -116,7 +119,8 @@ const exited: ProcessEvidence = {
 }
 
 const dead: ProcessState = { _tag: "Dead" }
-const aliveWith = (startTime: Option.Option<string>): ProcessState => ({ _tag: "Alive", startTime })
+const aliveWith = (startTime: Option.Option<string>, stopped = false): ProcessState =>
+  stopped ? { _tag: "Alive", startTime, stopped } : { _tag: "Alive", startTime }
 
 export const defaultSelfPid = 424242
 
@@ -169,15 +173,16 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
     const states = new Map<number, ProcessState>()
     for (const [pid, isAlive] of alive) {
       if (!isAlive || table.get(pid)?.zombie === true) states.set(pid, dead)
-      else if (!startTimeOf.has(pid)) states.set(pid, aliveWith(Option.none()))
+      else if (!startTimeOf.has(pid)) states.set(pid, aliveWith(Option.none(), table.get(pid)?.stopped === true))
       else {
         const read = readStartTime(pid)
+        const stopped = table.get(pid)?.stopped === true
         switch (read._tag) {
           case "Read":
-            states.set(pid, aliveWith(Option.some(read.startTime)))
+            states.set(pid, aliveWith(Option.some(read.startTime), stopped))
             break
           case "Unreadable":
-            states.set(pid, aliveWith(Option.none()))
+            states.set(pid, aliveWith(Option.none(), stopped))
             break
           case "Gone":
             states.set(pid, signalZero(pid) ? aliveWith(Option.none()) : dead)
@@ -245,6 +250,11 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
       const entry = table.get(pid)
       if (entry === undefined) throw new Error(`pid ${pid} is not a live process`)
       entry.zombie = true
+    },
+    stop(pid, stopped = true) {
+      const entry = table.get(pid)
+      if (entry === undefined) throw new Error(`pid ${pid} is not a live process`)
+      entry.stopped = stopped
     },
     reuse(pid, startTime) {
       checkPid(pid)

@@ -27,7 +27,9 @@ import { make as makeProcessProbe, type ProcessEvidence, type ProcessIdentity, P
 import { isProcessId, signalZero } from "./SignalZero.js"
 
 const dead: ProcessState = { _tag: "Dead" }
-const aliveWith = (startTime: Option.Option<string>): ProcessState => ({ _tag: "Alive", startTime })
+/** `stopped` only where the process is stopped, so that a running process's state is what it always was. */
+const aliveWith = (startTime: Option.Option<string>, stopped = false): ProcessState =>
+  stopped ? { _tag: "Alive", startTime, stopped } : { _tag: "Alive", startTime }
 
 const errorCode = (error: unknown): unknown => typeof error === "object" && error !== null ? (error as { readonly code?: unknown }).code : undefined
 
@@ -148,6 +150,8 @@ const probeLiveness = (pids: Iterable<number>, listing: (count: number) => Reado
 export interface ProcStat {
   /** State `Z` (zombie) or `X` (dead): the process has exited and only waits to be reaped. */
   readonly exited: boolean
+  /** State `T` (stopped by a signal) or `t` (stopped by a debugger). */
+  readonly stopped?: boolean
   readonly startTime: Option.Option<string>
 }
 
@@ -165,6 +169,7 @@ export const parseProcStat = (stat: string): Option.Option<ProcStat> => {
   const start = fields[19]
   return Option.some({
     exited: state === "Z" || state === "X",
+    ...(state === "T" || state === "t" ? { stopped: true } : {}),
     startTime: start !== undefined && /^\d+$/.test(start) ? Option.some(start) : Option.none()
   })
 }
@@ -172,6 +177,8 @@ export const parseProcStat = (stat: string): Option.Option<ProcStat> => {
 /** What `ps` says of a process: whether it has exited (a zombie), and its start time as Claude Code spells it. */
 export interface PsEntry {
   readonly exited: boolean
+  /** A state starting with `T`: stopped. */
+  readonly stopped?: boolean
   readonly lstart: string
 }
 
@@ -186,7 +193,8 @@ export const parsePs = (output: string): Map<number, PsEntry> => {
     const match = /^\s*(\d+)\s+(\S+)\s+(\S.*?)\s*$/.exec(line)
     if (match === null) continue
     const pid = Number(match[1])
-    if (isProcessId(pid)) entries.set(pid, { exited: match[2]!.startsWith("Z"), lstart: match[3]!.split(/\s+/).join(" ") })
+    const stopped = match[2]!.startsWith("T") ? { stopped: true } : {}
+    if (isProcessId(pid)) entries.set(pid, { exited: match[2]!.startsWith("Z"), ...stopped, lstart: match[3]!.split(/\s+/).join(" ") })
   }
   return entries
 }
@@ -229,7 +237,12 @@ const linuxStates = (alive: ReadonlyMap<number, boolean>, startTimeOf: ReadonlyS
       try {
         const stat = parseProcStat(readProcStat(pid))
         if (Option.isSome(stat) && stat.value.exited) states.set(pid, dead)
-        else states.set(pid, aliveWith(startTimeOf.has(pid) ? Option.flatMap(stat, (s) => s.startTime) : Option.none()))
+        else {
+          states.set(
+            pid,
+            aliveWith(startTimeOf.has(pid) ? Option.flatMap(stat, (s) => s.startTime) : Option.none(), Option.isSome(stat) && stat.value.stopped === true)
+          )
+        }
       } catch (error) {
         const code = errorCode(error)
         const gone = (code === "ENOENT" || code === "ESRCH") && !signalZero(pid)
@@ -281,7 +294,7 @@ const psStates = (
         const entry = seen.get(pid)
         if (!isAlive || entry?.exited === true) states.set(pid, dead)
         else if (entry === undefined) states.set(pid, signalZero(pid) ? aliveWith(Option.none()) : dead)
-        else states.set(pid, aliveWith(startTimeOf.has(pid) ? Option.some(entry.lstart) : Option.none()))
+        else states.set(pid, aliveWith(startTimeOf.has(pid) ? Option.some(entry.lstart) : Option.none(), entry.stopped === true))
       }
       return states
     }))

@@ -53,6 +53,17 @@ export type ReplaceOutcome =
   /** The target's bytes differed from the expected ones: nothing was renamed. `bytes` is null when it is gone. */
   | { readonly _tag: "Changed"; readonly bytes: Uint8Array | null }
 
+/**
+ * A file's POSIX ACL and extended attributes, as an update must carry them to the file that replaces
+ * it: none (or none this platform keeps: only Linux's are read), or the attributes by name, the
+ * access ACL among them as `system.posix_acl_access`. Values are opaque bytes.
+ */
+export type ExtendedAttributes =
+  | { readonly _tag: "None" }
+  | { readonly _tag: "Some"; readonly entries: ReadonlyArray<{ readonly name: string; readonly value: Uint8Array }> }
+
+export const noExtendedAttributes: ExtendedAttributes = { _tag: "None" }
+
 export interface WatchEvent {
   /** The entry's name inside the watched directory, when the platform says it. */
   readonly name: string | null
@@ -71,6 +82,10 @@ export interface Files {
   readonly stat: (path: string) => Effect.Effect<FileInfo, PlatformError>
   /** Does not follow a final link. */
   readonly lstat: (path: string) => Effect.Effect<FileInfo, PlatformError>
+  /** The text of a symbolic link, as it is (a relative one is relative to the link's directory). Fails `BadResource` (EINVAL) for what is not a link. */
+  readonly readLink: (path: string) => Effect.Effect<string, PlatformError>
+  /** Whom this process acts as on files (its effective uid and gid), or none where owners mean nothing (Windows). */
+  readonly runsAs: Effect.Effect<Option.Option<Owner>>
   /**
    * Reads a regular file of at most `maxBytes`. Opens without blocking (so a FIFO swapped in after
    * a stat still cannot hang the read) and checks the opened descriptor: a non-regular file is
@@ -97,7 +112,23 @@ export interface Files {
    * syscall `fchown` and the file is removed. An owner equal to the one the file got anyway needs no
    * permission.
    */
-  readonly writeNewFile: (path: string, bytes: Uint8Array, mode: number, owner?: Owner) => Effect.Effect<void, PlatformError>
+  readonly writeNewFile: (
+    path: string,
+    bytes: Uint8Array,
+    mode: number,
+    owner?: Owner,
+    attributes?: ExtendedAttributes
+  ) => Effect.Effect<void, PlatformError>
+  /**
+   * The ACL and extended attributes of a regular file, links not followed, for `writeNewFile` to
+   * give the file that replaces it. With `attributes`, `writeNewFile` creates the file readable by
+   * its owner only and gives it the attributes (its ACL, and so its mode's group bits, included)
+   * before it fsyncs it: at no moment may the new file be readable by anyone the old one was not.
+   * Fails where they cannot be read or cannot be given (the create then removes the file), so that
+   * an update refuses rather than drops an ACL. `security.selinux` is not carried: the new file gets
+   * its label from the policy, as any file written there does.
+   */
+  readonly extendedAttributes: (path: string) => Effect.Effect<ExtendedAttributes, PlatformError>
   /**
    * Compare-and-rename, the closest the platform allows: re-reads `target` and, only when its bytes
    * equal `expected` (null: `target` must be absent), renames `source` over it, with no other I/O and

@@ -14,9 +14,10 @@ export type ProcessState =
   /**
    * `kill(pid, 0)` succeeded or failed with EPERM. `startTime` is the process's start time as
    * Claude Code's `procStart` spells it (Linux: field 22 of `/proc/<pid>/stat`; macOS:
-   * `ps -o lstart=` under `TZ=UTC LC_ALL=C`), or none when it cannot be read here.
+   * `ps -o lstart=` under `TZ=UTC LC_ALL=C`), or none when it cannot be read here. `stopped` is
+   * true when the process is stopped (state `T` or `t`: by a signal or a debugger), where it is known.
    */
-  | { readonly _tag: "Alive"; readonly startTime: Option<string> }
+  | { readonly _tag: "Alive"; readonly startTime: Option<string>; readonly stopped?: boolean }
 
 /** What one liveness pass found. Start times are read from it later, without signalling any pid again. */
 export interface Liveness {

@@ -87,6 +87,12 @@ type LockState =
   | { readonly _tag: "Vanished" }
   | { readonly _tag: "Held"; readonly bytes: Uint8Array | null }
 
+/**
+ * `Clock.currentTimeNanos`: monotonic on the default clock (`process.hrtime`), and driven by
+ * `TestClock.adjust` in tests, where `currentTimeMillis` is the wall clock.
+ */
+const monotonicMillis: Effect.Effect<number> = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos / 1_000_000n))
+
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
 const isAlreadyExists = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "AlreadyExists"
 
@@ -163,17 +169,25 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
       )
     })
 
-  /** Whether a holder of this machine is provably gone: dead (a zombie included), or its pid now another process's. */
-  const holderGone = (pid: number, startTime: string | null) =>
-    Effect.map(probe.check([pid], new Set([pid])), (states) => {
+  /**
+   * What the probe says of a holder of this machine: provably gone (dead, a zombie included, or its
+   * pid now another process's), stopped (it holds the lock until it is continued), or running.
+   */
+  const holderState = (pid: number, startTime: string | null) =>
+    Effect.map(probe.check([pid], new Set([pid])), (states): "gone" | "stopped" | "running" => {
       const state = states.get(pid)
-      return state === undefined || state._tag === "Dead" ||
+      if (
+        state === undefined || state._tag === "Dead" ||
         (startTime !== null && Option.isSome(state.startTime) && !sameStartTime(startTime, state.startTime.value))
+      ) return "gone"
+      return state.stopped === true ? "stopped" : "running"
     })
 
   /**
    * What to do about a lock held by somebody else: break it now, wait on, or, once waited long
-   * enough, give up (a live holder) or break it (a holder nobody can check here).
+   * enough, give up (a live holder, said to be stopped when it is) or break it (a holder nobody can
+   * check here). A stopped holder is still waited for: it may be continued, and breaking its lock
+   * would let it write over this update once it is.
    */
   const judge = (holder: LockHolder, here: Option.Option<string>, unchangedFor: number) =>
     Effect.gen(function*() {
@@ -181,11 +195,13 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
       if (holder._tag === "Unknown") return waited(timings.lockWait) ? "break" : "wait"
       const foreign = holder.pidDomain !== null && Option.isSome(here) && holder.pidDomain !== here.value
       if (foreign) return waited(timings.foreignLockWait) ? "break" : "wait"
-      if (yield* holderGone(holder.pid, holder.startTime)) return "break"
-      return waited(timings.lockWait) ? "give up" : "wait"
+      const state = yield* holderState(holder.pid, holder.startTime)
+      if (state === "gone") return "break"
+      if (!waited(timings.lockWait)) return "wait"
+      return state === "stopped" ? "give up, stopped" : "give up"
     })
 
-  const lockHeld = (expectedRevision: string | null, holder: string) =>
+  const lockHeld = (expectedRevision: string | null, holder: string, stopped: boolean) =>
     Effect.fail(
       new ChangedDuringWrite({
         path: settingsFile,
@@ -193,7 +209,7 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
         expectedRevision,
         actualRevision: null,
         attempts: 0,
-        lock: { path: lockFile, holder }
+        lock: stopped ? { path: lockFile, holder, stopped } : { path: lockFile, holder }
       })
     )
 
@@ -211,13 +227,15 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
       const here = yield* probe.pidDomain
       const own = new TextEncoder().encode(lockText(self.pid, self.startTime, here))
       let seen: Uint8Array | null = null
-      let changedAt = yield* Clock.currentTimeMillis
+      // Every wait here is measured on the monotonic clock: a wall clock stepped back by an NTP
+      // correction or by hand must not stretch the wait, nor one stepped forward cut it short.
+      let changedAt = yield* monotonicMillis
       for (;;) {
         const state = yield* tryLock(own)
         if (state._tag === "Acquired") return
         // Let go between the create and the read: try again at once.
         if (state._tag === "Vanished") continue
-        const now = yield* Clock.currentTimeMillis
+        const now = yield* monotonicMillis
         // Null bytes: a lock too large to compare, which cannot be broken safely; it is waited for.
         const bytes = state.bytes ?? tooLargeToCompare
         if (seen === null || !sameBytes(seen, bytes)) {
@@ -230,9 +248,11 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
           return
         }
         if (decision === "break" && state.bytes === null && now - changedAt >= Duration.toMillis(timings.lockWait)) {
-          return yield* lockHeld(expectedRevision, "a lock too large to be one of ours")
+          return yield* lockHeld(expectedRevision, "a lock too large to be one of ours", false)
         }
-        if (decision === "give up") return yield* lockHeld(expectedRevision, holderWords(holder))
+        if (decision === "give up" || decision === "give up, stopped") {
+          return yield* lockHeld(expectedRevision, holderWords(holder), decision === "give up, stopped")
+        }
         yield* Timing.sleep(timings.lockPoll, `the settings lock ${lockFile}, held by ${holderWords(holder)}`)
       }
     })

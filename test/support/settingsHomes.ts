@@ -42,7 +42,7 @@ export const makeObservedMemoryHome = (options: HomeOptions = {}): MemoryHome =>
     lstat: (path) => logged(`lstat ${path}`, port.lstat(path)),
     stat: (path) => logged(`stat ${path}`, port.stat(path)),
     readBounded: (path, o) => logged(`readBounded ${path}`, port.readBounded(path, o)),
-    writeNewFile: (path, bytes, mode, owner) => logged(`writeNewFile ${path}`, port.writeNewFile(path, bytes, mode, owner)),
+    writeNewFile: (path, bytes, mode, owner, attributes) => logged(`writeNewFile ${path}`, port.writeNewFile(path, bytes, mode, owner, attributes)),
     syncDirectory: (path) => logged(`syncDirectory ${path}`, port.syncDirectory(path)),
     removeFile: (path) => logged(`removeFile ${path}`, port.removeFile(path)),
     replaceIfUnchanged: (source, target, expected, maxBytes) =>
