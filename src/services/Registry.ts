@@ -120,7 +120,9 @@ const pick = (
     const candidates = [session, ...rivals.rivals.sort((a, b) => a.pid - b.pid)].map(candidate)
     return Effect.fail(new IdentityMismatch({ query: evidence, shared: rivals.shared, candidates }))
   }
-  if (session.socketPath === null) return Effect.fail(new NotAddressable({ query: evidence, session: candidate(session) }))
+  if (session.unaddressable !== null) {
+    return Effect.fail(new NotAddressable({ query: evidence, session: candidate(session), because: session.unaddressable }))
+  }
   return Effect.succeed(session)
 }
 
