@@ -285,7 +285,15 @@ const main = async () => {
   await waitUntilSettled(context)
   await report("3. settled")
   for (
-    const row of await checkLiveness({ ...context, claude, home, log, runDirectory: run.directory, commandPath: join(repoRoot, "bin", "claude-peers.js") })
+    const row of await checkLiveness({
+      ...context,
+      claude,
+      home,
+      log,
+      tmux: run.tmux,
+      runDirectory: run.directory,
+      commandPath: join(repoRoot, "bin", "claude-peers.js")
+    })
   ) allRows.push(row)
 
   const undocumented = allRows.filter(isUndocumented).length

@@ -55,7 +55,7 @@ const nobodyUser = async () => {
   return uid.exit === 0 && gid.exit === 0 ? { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) } : null
 }
 
-export const checkLiveness = async ({ claude, commandPath, driver, env, home, log, registry, runDirectory, work }) => {
+export const checkLiveness = async ({ claude, commandPath, driver, env, home, log, registry, runDirectory, tmux, work }) => {
   const rows = []
   const peers = async (args, { as = null, claudeHome = home, environment = process.env } = {}) => {
     const result = await runAs(as, process.execPath, [commandPath, "--claude-home", claudeHome, ...args, "--json"], environment)
@@ -67,19 +67,23 @@ export const checkLiveness = async ({ claude, commandPath, driver, env, home, lo
     return parseJson(result.stdout, "claude agents --json")
   }
 
-  // --- a stopped session
-  const stopped = registry.windowOf("idle-1")
-  if (stopped === undefined) log("liveness: idle-1 is not running; no stopped scenario")
-  else {
-    log(`liveness: SIGSTOP to idle-1 (pid ${stopped.pid})`)
+  // --- a stopped session. tmux continues a pane's own process when it stops (it sends SIGCONT to
+  // the pane's process group), so this session runs under a shell, as a grandchild of tmux.
+  tmux.newSession("stopped", work, ["sh", "-c", "\"$0\" \"$@\"; exit $?", claude])
+  const stopped = await driver.up("stopped").catch((error) => {
+    log(`liveness: the session to stop did not register: ${error.message}`)
+    return undefined
+  })
+  if (stopped !== undefined) {
+    log(`liveness: SIGSTOP to the session "stopped" (pid ${stopped.pid})`)
     process.kill(stopped.pid, "SIGSTOP")
     try {
-      await waitFor("idle-1 to stop", () => stateOf(stopped.pid) === "T", { timeoutMs: 10_000, intervalMs: 50 })
+      await waitFor("the session to stop", () => stateOf(stopped.pid) === "T", { timeoutMs: 10_000, intervalMs: 50 })
       const listedByAgents = (await agents()).some((a) => a.pid === stopped.pid)
       const session = (await peers(["list"])).json?.find((s) => s.pid === stopped.pid)
       const resolved = await peers(["resolve", stopped.record.sessionId])
       rows.push(row(
-        "idle-1, stopped (SIGSTOP)",
+        "a session stopped with SIGSTOP",
         listedByAgents ? "listed" : "not listed",
         `${session === undefined ? "not listed" : `listed, stopped: ${session.stopped}`}; resolve exit ${resolved.exit}`,
         "stopped",
@@ -88,15 +92,24 @@ export const checkLiveness = async ({ claude, commandPath, driver, env, home, lo
     } finally {
       process.kill(stopped.pid, "SIGCONT")
     }
-    await waitFor("idle-1 to continue", () => stateOf(stopped.pid) !== "T", { timeoutMs: 10_000, intervalMs: 50 })
+    await waitFor("the session to continue", () => stateOf(stopped.pid) !== "T", { timeoutMs: 10_000, intervalMs: 50 })
     const continued = (await peers(["list"])).json?.find((s) => s.pid === stopped.pid)
-    log(`liveness: idle-1 continued; claude-peers says stopped: ${continued?.stopped}`)
+    log(`liveness: the session continued; claude-peers says stopped: ${continued?.stopped}`)
   }
 
   // --- --continue in the directory of live sessions
-  driver.start("continue", work, ["--continue"])
+  // Its stderr goes to a file: a Claude Code that exits at once leaves an empty screen.
+  const continueErrors = join(runDirectory, "continue.stderr")
+  tmux.newSession("continue", work, ["sh", "-c", "\"$0\" --continue 2>\"$1\"; exit $?", claude, continueErrors])
   const continuing = await driver.up("continue").catch((error) => {
-    log(`liveness: --continue did not register: ${error.message}`)
+    const stderr = (() => {
+      try {
+        return readFileSync(continueErrors, "utf8").slice(0, 500)
+      } catch {
+        return ""
+      }
+    })()
+    log(`liveness: --continue did not register: ${error.message.split("\n")[0]}; its stderr: ${JSON.stringify(stderr)}`)
     return undefined
   })
   if (continuing !== undefined) {
