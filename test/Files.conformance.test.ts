@@ -43,7 +43,7 @@ describe("Files (memory) fault injection and permissions", () => {
       const write = files.writeNewFile("/home/u/lock", encode("x"), 0o600)
       memory.writeFile(settings, "{}")
       expect(memory.exists("/home/u/lock")).toBe(false)
-      expect(yield* read).toEqual({ _tag: "Read", bytes: encode("{}") })
+      expect(yield* read).toMatchObject({ _tag: "Read", bytes: encode("{}") })
       yield* write
       expect(memory.readText("/home/u/lock")).toBe("x")
     }))
@@ -53,9 +53,9 @@ describe("Files (memory) fault injection and permissions", () => {
       const { files, memory } = setup()
       memory.writeFile(settings, "{\"a\":1}")
       memory.tearNextReads(settings, 3, 2)
-      expect(yield* files.readBounded(settings, large)).toEqual({ _tag: "Read", bytes: encode("{\"a") })
-      expect(yield* files.readBounded(settings, large)).toEqual({ _tag: "Read", bytes: encode("{\"a") })
-      expect(yield* files.readBounded(settings, large)).toEqual({ _tag: "Read", bytes: encode("{\"a\":1}") })
+      expect(yield* files.readBounded(settings, large)).toMatchObject({ _tag: "Read", bytes: encode("{\"a") })
+      expect(yield* files.readBounded(settings, large)).toMatchObject({ _tag: "Read", bytes: encode("{\"a") })
+      expect(yield* files.readBounded(settings, large)).toMatchObject({ _tag: "Read", bytes: encode("{\"a\":1}") })
       expect(memory.readText(settings)).toBe("{\"a\":1}")
     }))
 
@@ -87,9 +87,9 @@ describe("Files (memory) fault injection and permissions", () => {
       const { files, memory } = setup()
       memory.writeFile(settings, "{}")
       memory.onAfterRead((path) => memory.writeFile(path, "{\"edited\":1}"))
-      expect(yield* files.readBounded(settings, large)).toEqual({ _tag: "Read", bytes: encode("{}") })
+      expect(yield* files.readBounded(settings, large)).toMatchObject({ _tag: "Read", bytes: encode("{}") })
       expect(memory.readText(settings)).toBe("{\"edited\":1}")
-      expect(yield* files.readBounded(settings, large)).toEqual({ _tag: "Read", bytes: encode("{\"edited\":1}") })
+      expect(yield* files.readBounded(settings, large)).toMatchObject({ _tag: "Read", bytes: encode("{\"edited\":1}") })
     }))
 
   it.effect("setUnreadable fails reads with PermissionDenied but not stat", () =>
@@ -136,7 +136,7 @@ describe("Files (memory) fault injection and permissions", () => {
       const { files, memory } = setup()
       memory.writeFile("/home/u/dotfiles/settings.json", "{}")
       memory.symlink("../dotfiles/./settings.json", settings)
-      expect(yield* files.readBounded(settings, { maxBytes: KiB, followLinks: true })).toEqual({
+      expect(yield* files.readBounded(settings, { maxBytes: KiB, followLinks: true })).toMatchObject({
         _tag: "Read",
         bytes: encode("{}")
       })

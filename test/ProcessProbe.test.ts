@@ -24,7 +24,10 @@ const check = (pids: Iterable<number>, startTimeOf: Iterable<number> = []) => Ef
 
 const alive = (startTime?: string): ProcessState => ({
   _tag: "Alive",
-  startTime: startTime === undefined ? Option.none() : Option.some(startTime)
+  startTime: startTime === undefined ? Option.none() : Option.some(startTime),
+  stopped: false,
+  otherUser: false,
+  hidden: false
 })
 const dead: ProcessState = { _tag: "Dead" }
 
@@ -186,7 +189,18 @@ const makeChildren = () => {
     for (const child of running.values()) child.kill("SIGKILL")
     running.clear()
   }
-  return { spawn, kill, killAll, zombie }
+  /** A signal, then a wait until `/proc` shows the state it leads to (delivery is asynchronous). */
+  const signalUntil = (signal: NodeJS.Signals, stopped: boolean) => (pid: number) =>
+    Effect.async<void>((resume) => {
+      process.kill(pid, signal)
+      const poll = (tries: number) => {
+        if ((stateOf(pid) === "T") === stopped) return resume(Effect.void)
+        if (tries === 0) return resume(Effect.die(new Error(`pid ${pid} did not ${stopped ? "stop" : "continue"}`)))
+        setTimeout(() => poll(tries - 1), 10)
+      }
+      poll(3000)
+    })
+  return { spawn, kill, killAll, zombie, stop: signalUntil("SIGSTOP", true), resume: signalUntil("SIGCONT", false) }
 }
 
 const stateOf = (pid: number): string | undefined => {
@@ -252,7 +266,11 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
         pidDomain: linuxPidDomain,
         kills,
         zombie: children.zombie,
-        self: { pid: process.pid, startTime: procStatField22(process.pid) }
+        self: { pid: process.pid, startTime: procStatField22(process.pid) },
+        stop: children.stop,
+        resume: children.resume,
+        ...(process.geteuid?.() === 0 ? {} : { otherUsersProcess: Effect.succeed(1) }),
+        uid: Option.fromNullable(process.geteuid?.())
       })
     )
   )
@@ -468,7 +486,9 @@ describe.runIf((isLinux || process.platform === "darwin") && hasPs)("ProcessProb
         pidDomain: () => Option.none(),
         kills,
         zombie: children.zombie,
-        self: { pid: process.pid, startTime: psLstart(process.pid) }
+        self: { pid: process.pid, startTime: psLstart(process.pid) },
+        stop: children.stop,
+        resume: children.resume
       })
     )
   )
@@ -507,13 +527,21 @@ describe.runIf((isLinux || process.platform === "darwin") && hasPs)("ProcessProb
 
 describe("parseProcStat", () => {
   const tail = "S 1 1 1 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 9321544 1000 10 18446744073709551615 0 0 0"
-  const running = (startTime: string) => Option.some({ exited: false, startTime: Option.some(startTime) })
+  const running = (startTime: string) => Option.some({ exited: false, stopped: false, startTime: Option.some(startTime) })
 
   it("reads the state (field 3) and the start time (field 22)", () => {
     expect(parseProcStat(`4242 (claude) ${tail}\n`)).toEqual(running("9321544"))
-    expect(parseProcStat(`4242 (claude) ${tail.replace(/^S/, "Z")}`)).toEqual(Option.some({ exited: true, startTime: Option.some("9321544") }))
+    expect(parseProcStat(`4242 (claude) ${tail.replace(/^S/, "Z")}`)).toEqual(Option.some({ exited: true, stopped: false, startTime: Option.some("9321544") }))
     expect(parseProcStat(`4242 (claude) ${tail.replace(/^S/, "X")}`).pipe(Option.map((s) => s.exited))).toEqual(Option.some(true))
     expect(parseProcStat(`4242 (claude) ${tail.replace(/^S/, "D")}`).pipe(Option.map((s) => s.exited))).toEqual(Option.some(false))
+  })
+
+  it("state T (stopped by a signal) and t (by a tracer) are stopped; no other state is", () => {
+    const stoppedOf = (state: string) => parseProcStat(`4242 (claude) ${tail.replace(/^S/, state)}`).pipe(Option.map((s) => s.stopped))
+    expect(stoppedOf("T")).toEqual(Option.some(true))
+    expect(stoppedOf("t")).toEqual(Option.some(true))
+    for (const state of ["S", "R", "D", "I", "Z", "X", "W", "P"]) expect(stoppedOf(state)).toEqual(Option.some(false))
+    expect(parseProcStat(`4242 (T t) ${tail}`).pipe(Option.map((s) => s.stopped))).toEqual(Option.some(false))
   })
 
   it("counts fields from the last ')', whatever the name holds", () => {
@@ -526,22 +554,32 @@ describe("parseProcStat", () => {
   it("is none for what is not a stat line, and has no start time where field 22 is not one", () => {
     expect(parseProcStat("")).toEqual(Option.none())
     expect(parseProcStat("4242 claude S 1 1")).toEqual(Option.none())
-    expect(parseProcStat("4242 (claude) S 1 1 1")).toEqual(Option.some({ exited: false, startTime: Option.none() }))
-    expect(parseProcStat(`4242 (claude) ${tail.replace("9321544", "x")}`)).toEqual(Option.some({ exited: false, startTime: Option.none() }))
+    expect(parseProcStat("4242 (claude) S 1 1 1")).toEqual(Option.some({ exited: false, stopped: false, startTime: Option.none() }))
+    expect(parseProcStat(`4242 (claude) ${tail.replace("9321544", "x")}`)).toEqual(Option.some({ exited: false, stopped: false, startTime: Option.none() }))
   })
 })
 
 describe("parsePs", () => {
   it("maps each pid to its state and its lstart with white space collapsed", () => {
     expect(parsePs(" 4242 Ss   Mon Nov 30 04:27:32 2026\n  77 Z+ Tue Dec  1 10:00:00 2026\n")).toEqual(
-      new Map([[4242, { exited: false, lstart: "Mon Nov 30 04:27:32 2026" }], [77, { exited: true, lstart: "Tue Dec 1 10:00:00 2026" }]])
+      new Map([[4242, { exited: false, stopped: false, lstart: "Mon Nov 30 04:27:32 2026" }], [77, {
+        exited: true,
+        stopped: false,
+        lstart: "Tue Dec 1 10:00:00 2026"
+      }]])
+    )
+  })
+
+  it("a state starting with T is stopped", () => {
+    expect(parsePs(" 9 T Mon Nov 30 04:27:32 2026\n 10 T+ Mon Nov 30 04:27:32 2026\n 11 S+ Mon Nov 30 04:27:32 2026\n")).toEqual(
+      new Map([9, 10, 11].map((pid) => [pid, { exited: false, stopped: pid !== 11, lstart: "Mon Nov 30 04:27:32 2026" }]))
     )
   })
 
   it("skips blank lines, lines without a start, and what is not a pid", () => {
     expect(parsePs("")).toEqual(new Map())
     expect(parsePs("\n   \n 12\n 12 S\n abc S Mon Nov 30 04:27:32 2026\n 0 S Mon Nov 30 04:27:32 2026\n")).toEqual(new Map())
-    expect(parsePs("\r\n 5 R Mon Nov 30 04:27:32 2026\r\n")).toEqual(new Map([[5, { exited: false, lstart: "Mon Nov 30 04:27:32 2026" }]]))
+    expect(parsePs("\r\n 5 R Mon Nov 30 04:27:32 2026\r\n")).toEqual(new Map([[5, { exited: false, stopped: false, lstart: "Mon Nov 30 04:27:32 2026" }]]))
   })
 })
 

@@ -366,7 +366,9 @@ const suite = (name: string, makeWorld: (options?: WorldOptions) => World) =>
           jobId: null,
           version: null,
           tmux: null,
-          file: path.join(world.sessions, `${proc.pid}.json`)
+          file: path.join(world.sessions, `${proc.pid}.json`),
+          stopped: false,
+          unaddressable: "no_socket"
         })
       })
     )

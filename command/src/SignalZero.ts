@@ -6,6 +6,7 @@
  */
 import * as os from "node:os"
 import { isProcessId } from "../../src/layers/SignalZero.js"
+import type { Signalled } from "../../src/services/ProcessProbe.js"
 
 export { isProcessId }
 
@@ -15,19 +16,24 @@ const rawError = (errno: number | undefined): number | undefined =>
 const rawEsrch = rawError(os.constants.errno.ESRCH)
 const rawEperm = rawError(os.constants.errno.EPERM)
 
-export const signalZero = (pid: number): boolean => {
+/** As the library's: `true`, `"denied"` for EPERM (another user's live process), `false` for ESRCH. */
+export const signalZeroAnswer = (pid: number): Signalled => {
   // The binding reads the pid as a 32-bit integer: only a real pid may reach it.
   if (!isProcessId(pid)) return false
   const raw = (process as unknown as { readonly _kill?: unknown })._kill
   if (rawEsrch !== undefined && rawEperm !== undefined && typeof raw === "function") {
     const result: unknown = raw.call(process, pid, 0)
-    if (result === 0 || result === rawEperm) return true
+    if (result === 0) return true
+    if (result === rawEperm) return "denied"
     if (result === rawEsrch) return false
   }
   try {
     process.kill(pid, 0)
     return true
   } catch (error) {
-    return (typeof error === "object" && error !== null ? (error as { readonly code?: unknown }).code : undefined) !== "ESRCH"
+    const code = typeof error === "object" && error !== null ? (error as { readonly code?: unknown }).code : undefined
+    return code === "ESRCH" ? false : code === "EPERM" ? "denied" : true
   }
 }
+
+export const signalZero = (pid: number): boolean => signalZeroAnswer(pid) !== false

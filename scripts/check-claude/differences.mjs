@@ -63,9 +63,33 @@ export const differences = [
   },
   {
     id: "duplicate-session-id",
-    claudeAgents: "lists both processes of a session id that two live records carry (`--session-id` or `--resume` of a live id)",
-    claudePeers: "lists both; `resolve` of that id refuses with `identity_mismatch` (exit 4)",
-    why: "an id that two running processes carry does not say which one to deliver to"
+    claudeAgents:
+      "lists both processes of a session id that two live records carry (`--session-id` or `--resume` of a live id, or `--continue` in a directory whose last conversation still runs)",
+    claudePeers:
+      "lists both, each with `address: \"uds:<socket>\"` (their names may differ); `resolve` of that id, and `resolve --name` of either name, refuse with `identity_mismatch` (exit 4)",
+    why: "an id that two running processes carry does not say which one to deliver to; each socket still reaches one"
+  },
+  {
+    id: "other-user",
+    claudeAgents: "hides a session whose process is another user's (`kill(pid, 0)` answers EPERM, which its reader takes for not running)",
+    claudePeers:
+      "lists it as `live` (the process runs) with `address: null`, `socketPath` kept and `unaddressable: \"other_user\"`; `resolve` refuses it with `not_addressable` (exit 8), saying why. A record its own user wrote whose pid answers EPERM is `pid_reused`, and a record owned by neither the reader nor the home's owner is `foreign_owner`",
+    why:
+      "the session runs, but its socket sits in the other user's private runtime directory, which this user cannot connect to. This user's own sessions are always signalable by it, so EPERM on a pid of its own record proves the pid was reused"
+  },
+  {
+    id: "stopped",
+    claudeAgents: "lists a stopped session (SIGSTOP, a debugger: state `T`) like a running one",
+    claudePeers:
+      "lists it with `stopped: true` (`list` shows `, stopped` after its status); `resolve` still resolves it; `watch` reports stopping and continuing as `changed`",
+    why: "a stopped process reads no message until it is continued: a message to it fails after a while or arrives only later"
+  },
+  {
+    id: "address-like-name",
+    claudeAgents: "lists a session under its name, whatever it is",
+    claudePeers:
+      "a session whose name Claude Code 2.1.332 parses as another address (`uds:…`, `bridge:…`, `did:…`, `/…/x.sock`, `session_01…`, `name [session_01…]`) has `address: \"uds:<socket>\"`",
+    why: "`SendMessage` reads such a `to` as that other address before it looks for a name: a message sent to the name would go elsewhere"
   }
 ]
 

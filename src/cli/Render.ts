@@ -15,6 +15,15 @@ export const orDash = (value: string | number | null): string => (value === null
 /** An unknown status shows its raw text in brackets, so that it is visible but not mistaken for a known one. */
 export const statusText = (session: Session): string => session.status ?? (session.rawStatus === null ? "-" : `(${session.rawStatus})`)
 
+/** `list`'s status: a stopped process says so, as its recorded status is not what it does now. */
+const listStatus = (session: Session): string => session.stopped ? `${statusText(session)}, stopped` : statusText(session)
+
+/** Why a session has no address, in a word or two. */
+const unaddressableText = (session: Session): string | null =>
+  session.unaddressable === "other_user" ? "another user's session" : session.unaddressable === "no_socket" ? "no socket" : null
+
+const yesNo = (value: boolean): string => (value ? "yes" : "no")
+
 /** An empty answer, and the directory that does not exist when that is why it is empty. */
 export const nothing = (what: string, missing: string | undefined): string => missing === undefined ? what : `${what} (${terminalSafe(missing)} does not exist)`
 
@@ -23,7 +32,7 @@ export const sessionsTable = (sessions: ReadonlyArray<Session>, missing?: string
     ? nothing("no live sessions", missing)
     : table(
       ["PID", "NAME", "STATUS", "SESSION ID", "ADDRESS", "CWD"],
-      sessions.map((s) => [String(s.pid), s.name, statusText(s), s.sessionId, orDash(s.address), orDash(s.cwd)])
+      sessions.map((s) => [String(s.pid), s.name, listStatus(s), s.sessionId, orDash(s.address), orDash(s.cwd)])
     )
 
 /**
@@ -80,7 +89,9 @@ const detailFields: ReadonlyArray<readonly [string, (s: Session) => string | num
   ["tmux", (s) => s.tmux],
   ["waitingFor", (s) => s.waitingFor],
   ["jobId", (s) => s.jobId],
-  ["file", (s) => s.file]
+  ["file", (s) => s.file],
+  ["stopped", (s) => yesNo(s.stopped)],
+  ["unaddressable", unaddressableText]
 ]
 
 export const sessionDetails = (session: Session): string => {
@@ -111,7 +122,9 @@ const shownFields: ReadonlyArray<readonly [string, (s: Session) => string | numb
   ["jobId", (s) => s.jobId],
   ["version", (s) => s.version],
   ["tmux", (s) => s.tmux],
-  ["socketPath", (s) => s.socketPath]
+  ["socketPath", (s) => s.socketPath],
+  ["stopped", (s) => yesNo(s.stopped)],
+  ["unaddressable", unaddressableText]
 ]
 const timeFields = ["statusUpdatedAtMs", "updatedAtMs", "startedAtMs"] as const
 

@@ -200,13 +200,22 @@ export class InvalidJson extends Schema.TaggedError<InvalidJson>("claude-peers/I
 export class NotAddressable extends Schema.TaggedError<NotAddressable>("claude-peers/NotAddressable")("NotAddressable", {
   reason: Schema.tag("not_addressable"),
   query: SessionQuery,
-  /** The live session that answers the query, and has no socket. */
-  session: Candidate
+  /** The live session that answers the query, and that nothing of this user can deliver to. */
+  session: Candidate,
+  /**
+   * Why: `no_socket`, its inbox did not start; `other_user`, its process is another user's, whose
+   * socket this user cannot connect to. Absent in errors made before it existed: `no_socket`.
+   */
+  because: Schema.optionalWith(Schema.Literal("no_socket", "other_user"), { default: () => "no_socket" as const })
 }) {
   override get message(): string {
-    return `${
-      asked(this.query)
-    } is live (pid ${this.session.pid}) but has no messaging socket: its inbox did not start (Claude Code's --restricted, or messaging switched off), so nothing can deliver to it`
+    return this.because === "other_user"
+      ? `${
+        asked(this.query)
+      } is live (pid ${this.session.pid}) but its process is another user's: its socket is in that user's private runtime directory, which this user cannot connect to (Claude Code's own reader does not list it)`
+      : `${
+        asked(this.query)
+      } is live (pid ${this.session.pid}) but has no messaging socket: its inbox did not start (Claude Code's --restricted, or messaging switched off), so nothing can deliver to it`
   }
 }
 

@@ -237,7 +237,9 @@ export const readRecord = (json: unknown, filePid: number, file: string): Record
       jobId: description.jobId,
       version: description.version,
       tmux: description.tmux,
-      file
+      file,
+      stopped: false,
+      unaddressable: description.socketPath === null ? "no_socket" : null
     }
   }
 }

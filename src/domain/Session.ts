@@ -2,6 +2,14 @@ import * as Schema from "effect/Schema"
 import { Status } from "./Status.js"
 
 /**
+ * Why a live session has no `address`: `no_socket`, its inbox did not start (`--restricted`);
+ * `other_user`, its process is another user's (`kill(pid, 0)` answers EPERM), whose socket sits in
+ * that user's private runtime directory, so no sender of this user can connect to it.
+ */
+export const Unaddressable = Schema.Literal("no_socket", "other_user")
+export type Unaddressable = typeof Unaddressable.Type
+
+/**
  * A live Claude Code session, in our spelling. Absent values are `null` so that `--json` always
  * prints every key; the vendor spelling is known only to `Record.ts`.
  */
@@ -10,9 +18,9 @@ export const Session = Schema.Struct({
   sessionId: Schema.String,
   name: Schema.String,
   /**
-   * What a sender hands Claude Code's `SendMessage` to reach exactly this session: its `name` when no
-   * other live session's name is the same under Claude Code's name normalization, else
-   * `uds:<socketPath>`, which no other process can hold; null when the session has no socket.
+   * What a sender hands Claude Code's `SendMessage` to reach exactly this session (`Address.ts`
+   * decides it): its `name` when that name reaches it alone, else `uds:<socketPath>`, which no other
+   * process can hold; null when nothing can deliver to it (`unaddressable` says why).
    */
   address: Schema.NullOr(Schema.String),
   cwd: Schema.NullOr(Schema.String),
@@ -33,7 +41,14 @@ export const Session = Schema.Struct({
   version: Schema.NullOr(Schema.String),
   tmux: Schema.NullOr(Schema.String),
   /** The registry file the session was read from. */
-  file: Schema.String
+  file: Schema.String,
+  /**
+   * Its process is stopped (SIGSTOP, a debugger: state `T`/`t`): it is still the session, and
+   * resolves, but reads no message until continued.
+   */
+  stopped: Schema.Boolean,
+  /** Why `address` is null; null when it is not. */
+  unaddressable: Schema.NullOr(Unaddressable)
 })
 export type Session = typeof Session.Type
 
@@ -61,5 +76,7 @@ export const sessionJson = (s: Session): Session => ({
   jobId: s.jobId,
   version: s.version,
   tmux: s.tmux,
-  file: s.file
+  file: s.file,
+  stopped: s.stopped,
+  unaddressable: s.unaddressable
 })

@@ -24,6 +24,7 @@ export const GoneVerdict = Schema.Literal(
   "empty_session_id",
   "parked",
   "spare",
+  "foreign_owner",
   "other_pid_domain",
   "dead",
   "pid_reused"

@@ -39,9 +39,29 @@ export const Parked = Schema.TaggedStruct("parked", {
   windowRunning: Schema.Boolean
 })
 export const Spare = Schema.TaggedStruct("spare", {})
+/**
+ * The record file's owner is neither the reader nor the Claude home's owner: another user wrote it
+ * (a shared directory whose `sessions/` they could write), so it names none of the reader's sessions.
+ */
+export const ForeignOwner = Schema.TaggedStruct("foreign_owner", {
+  owner: Schema.Number,
+  reader: Schema.Number,
+  /** The home's owner; null where it could not be read. */
+  homeOwner: Schema.NullOr(Schema.Number)
+})
 export const OtherPidDomain = Schema.TaggedStruct("other_pid_domain", { pidDomain: Schema.String, here: Schema.String })
 export const Dead = Schema.TaggedStruct("dead", {})
-export const PidReused = Schema.TaggedStruct("pid_reused", { recorded: Schema.String, actual: Schema.String })
+/**
+ * `recorded` and `actual` are the start times, or, with `proof: "owner"`, who wrote the record and
+ * who runs the pid now: a record the reader's user wrote, whose pid another user's process holds
+ * (`kill(pid, 0)` answers EPERM; under `hidepid` its start time cannot be read), was not written by
+ * that process, as a user's own processes are always visible to it and signalable by it.
+ */
+export const PidReused = Schema.TaggedStruct("pid_reused", {
+  recorded: Schema.String,
+  actual: Schema.String,
+  proof: Schema.optionalWith(Schema.Literal("owner"), { exact: true })
+})
 export const Live = Schema.TaggedStruct("live", { session: Session })
 
 export const Verdict = Schema.Union(
@@ -56,6 +76,7 @@ export const Verdict = Schema.Union(
   EmptySessionId,
   Parked,
   Spare,
+  ForeignOwner,
   OtherPidDomain,
   Dead,
   PidReused,
@@ -76,6 +97,7 @@ export const VerdictName = Schema.Literal(
   "empty_session_id",
   "parked",
   "spare",
+  "foreign_owner",
   "other_pid_domain",
   "dead",
   "pid_reused",

@@ -43,12 +43,18 @@ export const describeVerdict = (verdict: Verdict): string => {
         : `parked, and the window's process has exited: its conversation had moved to background job ${verdict.parkedJobId}`
     case "spare":
       return "spare: a pre-started background worker that holds no conversation yet (Claude Code hides it; nobody can address it)"
+    case "foreign_owner":
+      return `owned by another user (uid ${verdict.owner}), neither this user (uid ${verdict.reader}) nor the home's owner${
+        verdict.homeOwner === null ? "" : ` (uid ${verdict.homeOwner})`
+      }: not one of this user's sessions`
     case "other_pid_domain":
       return `the pid belongs to another machine or container (${verdict.pidDomain}, here ${verdict.here})`
     case "dead":
       return "dead: no process runs with that pid (none has it, or it has exited and waits to be reaped)"
     case "pid_reused":
-      return `pid reused: the process started at ${verdict.actual}, the record says ${verdict.recorded}`
+      return verdict.proof === "owner"
+        ? `pid reused: the record was written by this user (${verdict.recorded}), and the pid now belongs to ${verdict.actual}`
+        : `pid reused: the process started at ${verdict.actual}, the record says ${verdict.recorded}`
     case "live":
       return "live"
   }

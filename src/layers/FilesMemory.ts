@@ -80,7 +80,7 @@ export const make = (tree: MemoryTree): Files => {
         const bytes = kernel.readThroughPort(node)
         result = bytes.length > options.maxBytes
           ? { _tag: "TooLarge", size: bytes.length }
-          : { _tag: "Read", bytes }
+          : { _tag: "Read", bytes, owner: { uid: node.uid, gid: node.gid } }
       }
       kernel.runAfterRead(path)
       return result

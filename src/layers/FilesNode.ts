@@ -191,7 +191,9 @@ const readBoundedSync = (path: string, options: { readonly maxBytes: number; rea
     const stats = NFS.fstatSync(fd)
     if (!stats.isFile()) return { _tag: "NotRegular", type: typeOf(stats) }
     if (stats.size > options.maxBytes) return { _tag: "TooLarge", size: stats.size }
-    return readAtMostSync(fd, stats.size, options.maxBytes)
+    const read = readAtMostSync(fd, stats.size, options.maxBytes)
+    // The owner of the file read, from the same descriptor: a registry record is the reader's only if its user wrote it.
+    return read._tag === "Read" && ownersApply ? { _tag: "Read", bytes: read.bytes, owner: { uid: stats.uid, gid: stats.gid } } : read
   } finally {
     closeSyncQuietly(fd)
   }

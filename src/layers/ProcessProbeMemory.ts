@@ -8,7 +8,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
-import { make as makeProcessProbe, type ProcessEvidence, type ProcessIdentity, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+import {
+  make as makeProcessProbe,
+  type ProcessEvidence,
+  type ProcessIdentity,
+  ProcessProbe,
+  type ProcessState,
+  type Signalled
+} from "../services/ProcessProbe.js"
 
 /** One part of a process's evidence as a test stages it: the value, or `Observed` (an `unreadable(reason)`). */
 export type Staged<A> = A | Observed<A>
@@ -23,7 +30,16 @@ export interface StagedEvidence {
 export interface MemoryProcessesOptions {
   /** "This process", the one the program runs as (a lock of ours names it). Default pid 424242, a fresh start time. */
   readonly self?: { readonly pid?: number; readonly startTime?: string }
+  /**
+   * The user the program runs as (default uid 1000, as the memory tree's default user; uid 0 is
+   * root, which may signal every process). A process of another uid answers `kill(pid, 0)` with
+   * EPERM for anyone else.
+   */
+  readonly user?: { readonly uid: number } | undefined
 }
+
+/** How a test starts a process: its pid, start time, owner and evidence; each left out takes its default. */
+export type SpawnOptions = { readonly pid?: number; readonly startTime?: string; readonly uid?: number } & StagedEvidence
 
 export interface MemoryProcesses {
   readonly probe: ProcessProbe
@@ -34,7 +50,7 @@ export interface MemoryProcesses {
    * to a fresh decimal string, distinct per process. Spawning on a live pid is a test bug and
    * throws: use `reuse` for a pid taken over by a new process.
    */
-  spawn(options?: { readonly pid?: number; readonly startTime?: string } & StagedEvidence): { pid: number; startTime: string }
+  spawn(options?: SpawnOptions): { pid: number; startTime: string }
   /**
    * What the process shows of how it runs. A spawned process shows, until staged otherwise, the
    * arguments `sleep 3600`, an empty environment and the working directory `/`.
@@ -46,6 +62,15 @@ export interface MemoryProcesses {
    * for the session's.
    */
   onNextEvidence(pid: number, hook: () => void): void
+  /** SIGSTOP: the process stays alive and runs nothing until `resume` (its state reads `T`). */
+  stop(pid: number): void
+  /** SIGCONT: a stopped process runs again. */
+  resume(pid: number): void
+  /**
+   * `/proc` mounted with `hidepid=2`: a process of another uid than the program's is invisible to it
+   * (no state, no start time), while `kill(pid, 0)` still finds it (EPERM). Root sees everything.
+   */
+  setHidePid(on?: boolean): void
   /** The process exits and is reaped: no process has the pid any more. */
   kill(pid: number): void
   /**
@@ -53,10 +78,8 @@ export interface MemoryProcesses {
    * zombie, yet nothing runs; the probe must report it `Dead`. `kill` reaps it.
    */
   exitUnreaped(pid: number): void
-  /** The process is stopped (`SIGSTOP`, a debugger), or continued with `stopped` false: alive either way. */
-  stop(pid: number, stopped?: boolean): void
-  /** The pid now belongs to a new live process with a new start time, which is returned. */
-  reuse(pid: number, startTime?: string): string
+  /** The pid now belongs to a new live process with a new start time (of `uid`, default the program's user), which is returned. */
+  reuse(pid: number, startTime?: string, uid?: number): string
   /** Alive, but its start time cannot be read (as an unreadable stat file or a failed `ps`). */
   setStartTimeUnreadable(pid: number, unreadable?: boolean): void
   /**
@@ -75,12 +98,13 @@ export interface MemoryProcesses {
 
 interface Entry {
   readonly startTime: string
+  readonly uid: number
+  stopped: boolean
   evidence: ProcessEvidence
   unreadable: boolean
   dieDuringCheck: boolean
   /** Exited, not reaped. */
   zombie: boolean
-  stopped?: boolean
 }
 
 /** As on the OS: 0 and negatives address process groups, and no process has such a pid. */
@@ -119,8 +143,6 @@ const exited: ProcessEvidence = {
 }
 
 const dead: ProcessState = { _tag: "Dead" }
-const aliveWith = (startTime: Option.Option<string>, stopped = false): ProcessState =>
-  stopped ? { _tag: "Alive", startTime, stopped } : { _tag: "Alive", startTime }
 
 export const defaultSelfPid = 424242
 
@@ -129,6 +151,8 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
   let nextPid = 1000
   let nextStartTime = 100001
   let pidDomain: Option.Option<string> = Option.some("linux:memory:pid:[1]")
+  const uid = options.user?.uid ?? 1000
+  let hidePid = false
   let kills = 0
   let startTimeReads = 0
   const evidenceHooks = new Map<number, () => void>()
@@ -139,9 +163,18 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
     if (!isProcessId(pid)) throw new RangeError(`not a process id: ${pid}`)
   }
 
-  const signalZero = (pid: number): boolean => {
+  const signalZero = (pid: number): Signalled => {
     kills++
-    return table.has(pid)
+    const entry = table.get(pid)
+    return entry === undefined ? false : uid === 0 || entry.uid === uid ? true : "denied"
+  }
+
+  /** Whether `/proc` hides the process from the program: `hidepid`, another uid, and the program is not root. */
+  const hiddenFromUs = (entry: Entry): boolean => hidePid && uid !== 0 && entry.uid !== uid
+
+  const aliveWith = (entry: Entry | undefined, startTime: Option.Option<string>, answer: Signalled): ProcessState => {
+    const hidden = entry !== undefined && hiddenFromUs(entry)
+    return { _tag: "Alive", startTime, stopped: !hidden && entry?.stopped === true, otherUser: answer === "denied", hidden }
   }
 
   type StartTimeRead = { readonly _tag: "Read"; readonly startTime: string } | { readonly _tag: "Gone" } | {
@@ -152,51 +185,70 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
     startTimeReads++
     const entry = table.get(pid)
     if (entry === undefined) return { _tag: "Gone" }
-    return entry.unreadable ? { _tag: "Unreadable" } : { _tag: "Read", startTime: entry.startTime }
+    return entry.unreadable || hiddenFromUs(entry) ? { _tag: "Unreadable" } : { _tag: "Read", startTime: entry.startTime }
   }
 
-  const livenessPass = (pids: Iterable<number>): Map<number, boolean> => {
-    const alive = new Map<number, boolean>()
+  const livenessPass = (pids: Iterable<number>): Map<number, Signalled> => {
+    const alive = new Map<number, Signalled>()
     for (const pid of pids) {
       if (!alive.has(pid)) alive.set(pid, isProcessId(pid) && signalZero(pid))
     }
     // The liveness pass is over: processes marked to die during this check die now, before any
     // start time is read.
-    for (const [pid, isAlive] of alive) {
+    for (const [pid, answer] of alive) {
       const entry = table.get(pid)
-      if (isAlive && entry?.dieDuringCheck === true) table.delete(pid)
+      if (answer !== false && entry?.dieDuringCheck === true) table.delete(pid)
     }
     return alive
   }
 
-  const statesOf = (alive: ReadonlyMap<number, boolean>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> => {
+  const statesOf = (alive: ReadonlyMap<number, Signalled>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> => {
     const states = new Map<number, ProcessState>()
-    for (const [pid, isAlive] of alive) {
-      if (!isAlive || table.get(pid)?.zombie === true) states.set(pid, dead)
-      else if (!startTimeOf.has(pid)) states.set(pid, aliveWith(Option.none(), table.get(pid)?.stopped === true))
+    for (const [pid, answer] of alive) {
+      const entry = table.get(pid)
+      // A zombie's state is readable only where /proc shows it; a hidden one stays alive.
+      if (answer === false || (entry?.zombie === true && !hiddenFromUs(entry))) states.set(pid, dead)
+      else if (!startTimeOf.has(pid)) states.set(pid, aliveWith(entry, Option.none(), answer))
       else {
         const read = readStartTime(pid)
-        const stopped = table.get(pid)?.stopped === true
         switch (read._tag) {
           case "Read":
-            states.set(pid, aliveWith(Option.some(read.startTime), stopped))
+            states.set(pid, aliveWith(entry, Option.some(read.startTime), answer))
             break
           case "Unreadable":
-            states.set(pid, aliveWith(Option.none(), stopped))
+            states.set(pid, aliveWith(entry, Option.none(), answer))
             break
-          case "Gone":
-            states.set(pid, signalZero(pid) ? aliveWith(Option.none()) : dead)
+          case "Gone": {
+            const again = signalZero(pid)
+            states.set(pid, again !== false ? aliveWith(undefined, Option.none(), answer) : dead)
             break
+          }
         }
       }
     }
     return states
   }
 
+  const fresh = (startTime: string, evidence: ProcessEvidence, owner: number): Entry => ({
+    startTime,
+    uid: owner,
+    stopped: false,
+    evidence,
+    unreadable: false,
+    dieDuringCheck: false,
+    zombie: false
+  })
+
+  const existing = (pid: number): Entry => {
+    const entry = table.get(pid)
+    if (entry === undefined) throw new Error(`pid ${pid} is not a live process`)
+    return entry
+  }
+
   const selfPid = options.self?.pid ?? defaultSelfPid
   checkPid(selfPid)
   const self = { pid: selfPid, startTime: options.self?.startTime ?? freshStartTime() }
-  table.set(self.pid, { startTime: self.startTime, evidence: defaultEvidence, unreadable: false, dieDuringCheck: false, zombie: false })
+  table.set(self.pid, fresh(self.startTime, defaultEvidence, uid))
 
   const probe: ProcessProbe = makeProcessProbe({
     // As on the OS, this process's start time is read when it is asked for, so a test that makes it
@@ -207,6 +259,7 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
     }),
     pidDomain: Effect.sync(() => pidDomain),
     signal: (pids) => Effect.sync(() => livenessPass(pids)),
+    user: Effect.sync(() => Option.some(uid)),
     states: (alive, startTimeOf) => Effect.sync(() => statesOf(alive, startTimeOf)),
     evidence: (pid) =>
       Effect.sync(() => {
@@ -232,7 +285,7 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
       }
       const startTime = options?.startTime ?? freshStartTime()
       const evidence = withStaged(defaultEvidence, options ?? {})
-      table.set(pid, { startTime, evidence, unreadable: false, dieDuringCheck: false, zombie: false })
+      table.set(pid, fresh(startTime, evidence, options?.uid ?? uid))
       return { pid, startTime }
     },
     onNextEvidence(pid, hook) {
@@ -243,6 +296,15 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
       if (entry === undefined) throw new Error(`pid ${pid} is not a live process`)
       entry.evidence = withStaged(entry.evidence, evidence)
     },
+    stop(pid) {
+      existing(pid).stopped = true
+    },
+    resume(pid) {
+      existing(pid).stopped = false
+    },
+    setHidePid(on = true) {
+      hidePid = on
+    },
     kill(pid) {
       table.delete(pid)
     },
@@ -251,16 +313,11 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
       if (entry === undefined) throw new Error(`pid ${pid} is not a live process`)
       entry.zombie = true
     },
-    stop(pid, stopped = true) {
-      const entry = table.get(pid)
-      if (entry === undefined) throw new Error(`pid ${pid} is not a live process`)
-      entry.stopped = stopped
-    },
-    reuse(pid, startTime) {
+    reuse(pid, startTime, owner) {
       checkPid(pid)
-      const fresh = startTime ?? freshStartTime()
-      table.set(pid, { startTime: fresh, evidence: defaultEvidence, unreadable: false, dieDuringCheck: false, zombie: false })
-      return fresh
+      const reused = startTime ?? freshStartTime()
+      table.set(pid, fresh(reused, defaultEvidence, owner ?? uid))
+      return reused
     },
     setStartTimeUnreadable(pid, unreadable = true) {
       const entry = table.get(pid)

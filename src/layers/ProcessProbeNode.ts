@@ -23,13 +23,27 @@ import type * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import { parseEnviron } from "../domain/ClaudeEnvironment.js"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
-import { make as makeProcessProbe, type ProcessEvidence, type ProcessIdentity, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
-import { isProcessId, signalZero } from "./SignalZero.js"
+import {
+  make as makeProcessProbe,
+  type ProcessEvidence,
+  type ProcessIdentity,
+  ProcessProbe,
+  type ProcessState,
+  type Signalled
+} from "../services/ProcessProbe.js"
+import { isProcessId, signalZero, signalZeroAnswer } from "./SignalZero.js"
 
 const dead: ProcessState = { _tag: "Dead" }
-/** `stopped` only where the process is stopped, so that a running process's state is what it always was. */
-const aliveWith = (startTime: Option.Option<string>, stopped = false): ProcessState =>
-  stopped ? { _tag: "Alive", startTime, stopped } : { _tag: "Alive", startTime }
+
+/** An alive state; `answer` is what `kill(pid, 0)` said (`"denied"`: another user's process). */
+const aliveWith = (
+  startTime: Option.Option<string>,
+  answer: Signalled,
+  seen: { readonly stopped: boolean; readonly hidden: boolean } = notSeen
+): ProcessState => ({ _tag: "Alive", startTime, stopped: seen.stopped, otherUser: answer === "denied", hidden: seen.hidden })
+
+const notSeen = { stopped: false, hidden: false }
+const hiddenFromUs = { stopped: false, hidden: true }
 
 const errorCode = (error: unknown): unknown => typeof error === "object" && error !== null ? (error as { readonly code?: unknown }).code : undefined
 
@@ -135,13 +149,13 @@ const procTrustedOnce = (): () => boolean => {
  * Distinct pids in first-seen order, each with its liveness: at most one `kill(pid, 0)` per pid,
  * none for a pid the listing (when there is one) does not hold.
  */
-const probeLiveness = (pids: Iterable<number>, listing: (count: number) => ReadonlySet<number> | null): Map<number, boolean> =>
+const probeLiveness = (pids: Iterable<number>, listing: (count: number) => ReadonlySet<number> | null): Map<number, Signalled> =>
   withoutStackTraces(() => {
     const asked = Array.isArray(pids) ? (pids as ReadonlyArray<number>) : [...pids]
     const listed = listing(asked.length)
-    const alive = new Map<number, boolean>()
+    const alive = new Map<number, Signalled>()
     for (const pid of asked) {
-      if (!alive.has(pid)) alive.set(pid, isProcessId(pid) && (listed === null || listed.has(pid)) && signalZero(pid))
+      if (!alive.has(pid)) alive.set(pid, isProcessId(pid) && (listed === null || listed.has(pid)) && signalZeroAnswer(pid))
     }
     return alive
   })
@@ -150,8 +164,8 @@ const probeLiveness = (pids: Iterable<number>, listing: (count: number) => Reado
 export interface ProcStat {
   /** State `Z` (zombie) or `X` (dead): the process has exited and only waits to be reaped. */
   readonly exited: boolean
-  /** State `T` (stopped by a signal) or `t` (stopped by a debugger). */
-  readonly stopped?: boolean
+  /** State `T` (stopped by a signal) or `t` (stopped by a tracer). */
+  readonly stopped: boolean
   readonly startTime: Option.Option<string>
 }
 
@@ -169,7 +183,7 @@ export const parseProcStat = (stat: string): Option.Option<ProcStat> => {
   const start = fields[19]
   return Option.some({
     exited: state === "Z" || state === "X",
-    ...(state === "T" || state === "t" ? { stopped: true } : {}),
+    stopped: state === "T" || state === "t",
     startTime: start !== undefined && /^\d+$/.test(start) ? Option.some(start) : Option.none()
   })
 }
@@ -178,7 +192,7 @@ export const parseProcStat = (stat: string): Option.Option<ProcStat> => {
 export interface PsEntry {
   readonly exited: boolean
   /** A state starting with `T`: stopped. */
-  readonly stopped?: boolean
+  readonly stopped: boolean
   readonly lstart: string
 }
 
@@ -193,8 +207,7 @@ export const parsePs = (output: string): Map<number, PsEntry> => {
     const match = /^\s*(\d+)\s+(\S+)\s+(\S.*?)\s*$/.exec(line)
     if (match === null) continue
     const pid = Number(match[1])
-    const stopped = match[2]!.startsWith("T") ? { stopped: true } : {}
-    if (isProcessId(pid)) entries.set(pid, { exited: match[2]!.startsWith("Z"), ...stopped, lstart: match[3]!.split(/\s+/).join(" ") })
+    if (isProcessId(pid)) entries.set(pid, { exited: match[2]!.startsWith("Z"), stopped: match[2]!.startsWith("T"), lstart: match[3]!.split(/\s+/).join(" ") })
   }
   return entries
 }
@@ -224,13 +237,13 @@ const readProcStat = (pid: number): string => {
  * Linux states, read one stat file at a time (synchronous reads of procfs are memory copies). Every
  * pid that `kill(pid, 0)` found is read, start time asked or not: a zombie passes `kill(pid, 0)` but
  * runs nothing, and only its state says so. A stat file that is missing while `kill(pid, 0)` still
- * succeeds is a process procfs hides from us (`hidepid`): alive, start unknown.
+ * succeeds is a process procfs hides from us (`hidepid`): alive, hidden, start unknown.
  */
-const linuxStates = (alive: ReadonlyMap<number, boolean>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> =>
+const linuxStates = (alive: ReadonlyMap<number, Signalled>, startTimeOf: ReadonlySet<number>): ReadonlyMap<number, ProcessState> =>
   withoutStackTraces(() => {
     const states = new Map<number, ProcessState>()
-    for (const [pid, isAlive] of alive) {
-      if (!isAlive) {
+    for (const [pid, answer] of alive) {
+      if (answer === false) {
         states.set(pid, dead)
         continue
       }
@@ -238,15 +251,13 @@ const linuxStates = (alive: ReadonlyMap<number, boolean>, startTimeOf: ReadonlyS
         const stat = parseProcStat(readProcStat(pid))
         if (Option.isSome(stat) && stat.value.exited) states.set(pid, dead)
         else {
-          states.set(
-            pid,
-            aliveWith(startTimeOf.has(pid) ? Option.flatMap(stat, (s) => s.startTime) : Option.none(), Option.isSome(stat) && stat.value.stopped === true)
-          )
+          const startTime = startTimeOf.has(pid) ? Option.flatMap(stat, (s) => s.startTime) : Option.none()
+          states.set(pid, aliveWith(startTime, answer, Option.isSome(stat) && stat.value.stopped ? { stopped: true, hidden: false } : notSeen))
         }
       } catch (error) {
         const code = errorCode(error)
-        const gone = (code === "ENOENT" || code === "ESRCH") && !signalZero(pid)
-        states.set(pid, gone ? dead : aliveWith(Option.none()))
+        const missing = code === "ENOENT" || code === "ESRCH"
+        states.set(pid, missing && !signalZero(pid) ? dead : aliveWith(Option.none(), answer, missing ? hiddenFromUs : notSeen))
       }
     }
     return states
@@ -282,19 +293,22 @@ const runPsWith = (childProcess: typeof ChildProcess, pids: ReadonlyArray<number
  * `ps` says it exited); a pid missing from its output is checked for liveness again.
  */
 const psStates = (
-  alive: ReadonlyMap<number, boolean>,
+  alive: ReadonlyMap<number, Signalled>,
   startTimeOf: ReadonlySet<number>
 ): Effect.Effect<ReadonlyMap<number, ProcessState>> => {
-  const wanted = [...alive].filter(([, isAlive]) => isAlive).map(([pid]) => pid)
+  const wanted = [...alive].filter(([, answer]) => answer !== false).map(([pid]) => pid)
   const seen = wanted.length === 0 ? Effect.succeed(new Map<number, PsEntry>()) : Effect.map(runPs(wanted), parsePs)
   return Effect.map(seen, (seen) =>
     withoutStackTraces(() => {
       const states = new Map<number, ProcessState>()
-      for (const [pid, isAlive] of alive) {
+      for (const [pid, answer] of alive) {
         const entry = seen.get(pid)
-        if (!isAlive || entry?.exited === true) states.set(pid, dead)
-        else if (entry === undefined) states.set(pid, signalZero(pid) ? aliveWith(Option.none()) : dead)
-        else states.set(pid, aliveWith(startTimeOf.has(pid) ? Option.some(entry.lstart) : Option.none(), entry.stopped === true))
+        if (answer === false || entry?.exited === true) states.set(pid, dead)
+        else if (entry === undefined) states.set(pid, signalZero(pid) ? aliveWith(Option.none(), answer) : dead)
+        else {
+          const startTime = startTimeOf.has(pid) ? Option.some(entry.lstart) : Option.none()
+          states.set(pid, aliveWith(startTime, answer, entry.stopped ? { stopped: true, hidden: false } : notSeen))
+        }
       }
       return states
     }))
@@ -391,8 +405,8 @@ const evidenceUnavailable = (reason: string): ProcessEvidence => ({
   workingDirectory: unreadable(reason)
 })
 
-const livenessOnly = (alive: ReadonlyMap<number, boolean>): ReadonlyMap<number, ProcessState> =>
-  new Map([...alive].map(([pid, isAlive]) => [pid, isAlive ? aliveWith(Option.none()) : dead]))
+const livenessOnly = (alive: ReadonlyMap<number, Signalled>): ReadonlyMap<number, ProcessState> =>
+  new Map([...alive].map(([pid, answer]) => [pid, answer === false ? dead : aliveWith(Option.none(), answer)]))
 
 /**
  * `linux:<machine id>:<pid namespace>`, the spelling Claude Code writes as `pidDomain`. Without a
@@ -417,7 +431,7 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
   let domain: Option.Option<string> | undefined
   const trustProc = procTrustedOnce()
   const listing = (count: number): ReadonlySet<number> | null => platform === "linux" && count > listingThreshold ? processListing(trustProc) : null
-  const statesOf = (alive: ReadonlyMap<number, boolean>, startTimeOf: ReadonlySet<number>) => {
+  const statesOf = (alive: ReadonlyMap<number, Signalled>, startTimeOf: ReadonlySet<number>) => {
     switch (platform) {
       case "linux":
         return Effect.succeed(linuxStates(alive, startTimeOf))
@@ -453,6 +467,8 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
         }
       }),
     signal,
+    // The effective uid, which decides what this process may signal and whose files it writes.
+    user: Effect.sync(() => (typeof process.geteuid === "function" ? Option.some(process.geteuid()) : Option.none())),
     states: (alive, startTimeOf) => Effect.suspend(() => statesOf(alive, startTimeOf))
   })
 }

@@ -44,7 +44,8 @@ export interface FileInfo extends Owner {
 }
 
 export type BoundedRead =
-  | { readonly _tag: "Read"; readonly bytes: Uint8Array }
+  /** `owner`: the file's owner as the read found it (the same open file), where the layer reports it. */
+  | { readonly _tag: "Read"; readonly bytes: Uint8Array; readonly owner?: Owner }
   | { readonly _tag: "NotRegular"; readonly type: EntryType }
   | { readonly _tag: "TooLarge"; readonly size: number }
 

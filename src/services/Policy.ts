@@ -179,7 +179,9 @@ export const make = Effect.gen(function*() {
     return yield* Effect.forEach(kept, ({ evidence, session }) => policyOf(reader, session, evidence))
   }).pipe(Effect.withSpan("Policy.list"))
 
-  const resolve = Effect.fn("Policy.resolve")(function*(query: ResolveQuery, options: ResolveOptions = {}): Effect.fn.Return<ResolvedPolicy, ResolveError> {
+  const resolve = Effect.fn("Policy.resolve")(function*(query: ResolveQuery, given: ResolveOptions = {}): Effect.fn.Return<ResolvedPolicy, ResolveError> {
+    // Another user's session has a policy too, though this user cannot deliver to it.
+    const options: ResolveOptions = { allowOtherUser: true, ...given }
     let session = yield* registry.resolve(query, options)
     for (let attempt = 1;; attempt++) {
       const evidence = yield* evidenceOf(session)

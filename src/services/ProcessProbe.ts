@@ -4,7 +4,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type { Option } from "effect/Option"
+import * as Option from "effect/Option"
 import type { Observed } from "../domain/Observed.js"
 
 export type { Observed }
@@ -14,10 +14,33 @@ export type ProcessState =
   /**
    * `kill(pid, 0)` succeeded or failed with EPERM. `startTime` is the process's start time as
    * Claude Code's `procStart` spells it (Linux: field 22 of `/proc/<pid>/stat`; macOS:
-   * `ps -o lstart=` under `TZ=UTC LC_ALL=C`), or none when it cannot be read here. `stopped` is
-   * true when the process is stopped (state `T` or `t`: by a signal or a debugger), where it is known.
+   * `ps -o lstart=` under `TZ=UTC LC_ALL=C`), or none when it cannot be read here.
    */
-  | { readonly _tag: "Alive"; readonly startTime: Option<string>; readonly stopped?: boolean }
+  | {
+    readonly _tag: "Alive"
+    readonly startTime: Option.Option<string>
+    /**
+     * Stopped by a signal or a tracer (Linux state `T` or `t`, macOS `ps` state `T`): it runs no
+     * code until continued, so a message sent to it is not read meanwhile.
+     */
+    readonly stopped: boolean
+    /** `kill(pid, 0)` failed with EPERM: another user's process, which this one may not signal. */
+    readonly otherUser: boolean
+    /**
+     * Alive, yet `/proc` shows nothing of it (`hidepid`): another user's process, whose state and
+     * start time cannot be read.
+     */
+    readonly hidden: boolean
+  }
+
+/**
+ * What one `kill(pid, 0)` answered: `true` it succeeded, `"denied"` it failed with EPERM (a live
+ * process of another user), `false` the pid is dead (ESRCH, or not a process id).
+ */
+export type Signalled = boolean | "denied"
+
+/** Whether a `kill(pid, 0)` answer is a live process (EPERM included). */
+export const signalledAlive = (answer: Signalled | undefined): boolean => answer === true || answer === "denied"
 
 /** What one liveness pass found. Start times are read from it later, without signalling any pid again. */
 export interface Liveness {
@@ -38,7 +61,7 @@ export interface Liveness {
 export interface ProcessIdentity {
   readonly pid: number
   /** As `ProcessState`'s `startTime`: Claude Code's `procStart` spelling, or none where it cannot be read. */
-  readonly startTime: Option<string>
+  readonly startTime: Option.Option<string>
 }
 
 /**
@@ -70,7 +93,7 @@ export interface ProcessProbe {
    * This machine's pid domain (`linux:<machine-id>:<target of /proc/self/ns/pid>`), or none when it
    * cannot be computed (not Linux, no machine id): then the domain check is skipped.
    */
-  readonly pidDomain: Effect.Effect<Option<string>>
+  readonly pidDomain: Effect.Effect<Option.Option<string>>
   /**
    * One `kill(pid, 0)` per distinct pid, and a start time read only for the pids in `startTimeOf`
    * that are alive (batched into one `ps` call on macOS). A pid whose start time cannot be read
@@ -89,6 +112,11 @@ export interface ProcessProbe {
   readonly checkLiveness: (pids: Iterable<number>) => Effect.Effect<Liveness>
   /** The process's arguments, environment and working directory, each read or unreadable with a reason; never a failure. */
   readonly evidence: (pid: number) => Effect.Effect<ProcessEvidence>
+  /**
+   * The user this process runs as (its effective uid), or none where the platform has none
+   * (Windows). A record file is the reader's own when this user owns it.
+   */
+  readonly user: Effect.Effect<Option.Option<number>>
 }
 
 export const ProcessProbe = Context.GenericTag<ProcessProbe>("claude-peers/ProcessProbe")
@@ -96,17 +124,21 @@ export const ProcessProbe = Context.GenericTag<ProcessProbe>("claude-peers/Proce
 /** What a layer implements; `make` derives `check` and `checkLiveness` from it. */
 export interface ProcessProbePrimitives extends Pick<ProcessProbe, "self" | "pidDomain" | "evidence"> {
   /**
-   * One `kill(pid, 0)` per distinct pid, none for what is not a process id (dead): whether each is
-   * alive, keyed in first-seen order. Only ESRCH means dead (EPERM is another user's live process).
+   * One `kill(pid, 0)` per distinct pid, none for what is not a process id (dead): what each
+   * answered, keyed in first-seen order. Only ESRCH means dead; EPERM is another user's live
+   * process (`"denied"`; a layer that answers `true` for it loses only the `otherUser` flag).
    */
-  readonly signal: (pids: Iterable<number>) => Effect.Effect<ReadonlyMap<number, boolean>>
+  readonly signal: (pids: Iterable<number>) => Effect.Effect<ReadonlyMap<number, Signalled>>
+  /** The user this process runs as; none when left out. */
+  readonly user?: Effect.Effect<Option.Option<number>>
   /**
    * The state of each pid of `alive`, as that pass found it: `Dead` when it was found dead, or has
    * exited since without being reaped (a zombie); else alive, with a start time read now for those
-   * in `startTimeOf`. A pid whose start time cannot be read because it died meanwhile is `Dead`.
+   * in `startTimeOf`, and `otherUser` when its answer was `"denied"`. A pid whose start time cannot
+   * be read because it died meanwhile is `Dead`.
    */
   readonly states: (
-    alive: ReadonlyMap<number, boolean>,
+    alive: ReadonlyMap<number, Signalled>,
     startTimeOf: ReadonlySet<number>
   ) => Effect.Effect<ReadonlyMap<number, ProcessState>>
 }
@@ -115,16 +147,17 @@ export interface ProcessProbePrimitives extends Pick<ProcessProbe, "self" | "pid
  * The probe from a layer's primitives: `check` is one pass of `signal` and its `states`, and a
  * `Liveness` answers for the pids it is asked about, a pid its pass did not check being dead.
  */
-export const make = ({ signal, states, ...primitives }: ProcessProbePrimitives): ProcessProbe => ({
+export const make = ({ signal, states, user, ...primitives }: ProcessProbePrimitives): ProcessProbe => ({
   ...primitives,
+  user: user ?? Effect.succeed(Option.none()),
   check: (pids, startTimeOf) => Effect.flatMap(signal(pids), (alive) => states(alive, startTimeOf)),
   checkLiveness: (pids) =>
     Effect.map(signal(pids), (alive): Liveness => ({
-      isAlive: (pid) => alive.get(pid) === true,
+      isAlive: (pid) => signalledAlive(alive.get(pid)),
       states: (pids, startTimeOf) =>
         Effect.suspend(() => {
-          const asked = new Map<number, boolean>()
-          for (const pid of pids) asked.set(pid, alive.get(pid) === true)
+          const asked = new Map<number, Signalled>()
+          for (const pid of pids) asked.set(pid, alive.get(pid) ?? false)
           return states(asked, startTimeOf)
         })
     }))

@@ -33,6 +33,12 @@ export interface ResolveOptions {
    * because a sender addressing by name could reach the other session.
    */
   readonly allowSharedName?: boolean
+  /**
+   * Resolve a session whose process is another user's (`unaddressable: "other_user"`) instead of
+   * refusing it with `NotAddressable`: for a caller that reads about the session (its policy), not
+   * one that delivers to it.
+   */
+  readonly allowOtherUser?: boolean
 }
 
 export type ResolveError = NotLive | IdentityMismatch | NotAddressable | PlatformError
@@ -120,7 +126,9 @@ const pick = (
     const candidates = [session, ...rivals.rivals.sort((a, b) => a.pid - b.pid)].map(candidate)
     return Effect.fail(new IdentityMismatch({ query: evidence, shared: rivals.shared, candidates }))
   }
-  if (session.socketPath === null) return Effect.fail(new NotAddressable({ query: evidence, session: candidate(session) }))
+  if (session.unaddressable !== null && !(session.unaddressable === "other_user" && options.allowOtherUser === true)) {
+    return Effect.fail(new NotAddressable({ query: evidence, session: candidate(session), because: session.unaddressable }))
+  }
   return Effect.succeed(session)
 }
 

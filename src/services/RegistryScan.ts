@@ -9,7 +9,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as path from "node:path"
-import { normalizeName } from "../domain/Names.js"
+import { withAddresses } from "../domain/Address.js"
 import { describeValue, maxRecordBytes, parseRecordJson, pidOfFileName, readRecord, type RecordReading, sameStartTime } from "../domain/Record.js"
 import type { Session } from "../domain/Session.js"
 import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
@@ -20,7 +20,8 @@ import * as Timing from "./Timing.js"
 
 type FileReading =
   | { readonly _tag: "Verdict"; readonly verdict: Verdict }
-  | { readonly _tag: "Record"; readonly reading: RecordReading }
+  /** `owner`: the uid owning the file read, where the file layer reports it. */
+  | { readonly _tag: "Record"; readonly reading: RecordReading; readonly owner: number | null }
 
 /** A read whose bytes did not parse: maybe Claude Code's in-place rewrite caught half way. */
 type FirstReading = FileReading | { readonly _tag: "Unparsable"; readonly reason: string }
@@ -43,7 +44,7 @@ const decodeRead = (read: BoundedRead, file: string, filePid: number): FirstRead
       const json = parseRecordJson(read.bytes)
       return json._tag === "Left"
         ? { _tag: "Unparsable", reason: json.left }
-        : { _tag: "Record", reading: readRecord(json.right, filePid, file) }
+        : { _tag: "Record", reading: readRecord(json.right, filePid, file), owner: read.owner?.uid ?? null }
     }
   }
 }
@@ -55,20 +56,18 @@ interface Candidate {
   readonly pid: number | null
 }
 
-/**
- * Every live session's `address`: its name, unless another live session's name is the same under
- * Claude Code's normalization (then a message sent by name could reach either), in which case the
- * socket, which no other process can hold; null without a socket.
- */
 export { scanBatchSize } from "./ScanBatches.js"
 
-export const withAddresses = (sessions: ReadonlyArray<Session>): ReadonlyArray<Session> => {
-  const holders = new Map<string, number>()
-  for (const s of sessions) holders.set(normalizeName(s.name), (holders.get(normalizeName(s.name)) ?? 0) + 1)
-  return sessions.map((s) => ({
-    ...s,
-    address: s.socketPath === null ? null : holders.get(normalizeName(s.name)) === 1 ? s.name : `uds:${s.socketPath}`
-  }))
+/** Every live session's `address`, decided by the address rule (`Address.ts`) against the others. */
+export { withAddresses }
+
+/**
+ * Whose record files are the reader's sessions: those the reader's user owns, and those the Claude
+ * home's owner owns (the home is theirs; root reading a user's home reads that user's sessions).
+ */
+interface Owners {
+  readonly reader: number
+  readonly homeOwner: number | null
 }
 
 const byFile = (a: RegistryEntry, b: RegistryEntry) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)
@@ -151,10 +150,11 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
     candidates: ReadonlyArray<Candidate>,
     readings: ReadonlyArray<FileReading>,
     liveness: Liveness,
-    here: Option.Option<string>
+    here: Option.Option<string>,
+    owners: Owners | null
   ) => {
     const entries: Array<RegistryEntry> = []
-    const pending: Array<{ readonly index: number; readonly session: Session; readonly procStart: string | null }> = []
+    const pending: Array<{ readonly index: number; readonly session: Session; readonly procStart: string | null; readonly owner: number | null }> = []
     candidates.forEach(({ file, pid }, i) => {
       const reading = readings[i]!
       if (reading._tag === "Verdict") return void entries.push({ file, verdict: reading.verdict, pid, sessionId: null, name: null })
@@ -167,16 +167,37 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       }
       const { session } = record
       const identity = { file, pid: session.pid, sessionId: session.sessionId, name: session.name }
+      const owner = reading.owner
+      if (owners !== null && owner !== null && owner !== owners.reader && owner !== owners.homeOwner) {
+        return void entries.push({ ...identity, verdict: { _tag: "foreign_owner", owner, reader: owners.reader, homeOwner: owners.homeOwner } })
+      }
       // A pid of another machine or container cannot be checked here; where this machine's domain
       // is unknown (macOS writes the bare `linux`) the check is skipped.
       if (record.pidDomain !== null && Option.isSome(here) && record.pidDomain !== here.value) {
         return void entries.push({ ...identity, verdict: { _tag: "other_pid_domain", pidDomain: describeValue(record.pidDomain), here: here.value } })
       }
-      pending.push({ index: entries.length, session, procStart: record.procStart })
+      pending.push({ index: entries.length, session, procStart: record.procStart, owner })
       entries.push({ ...identity, verdict: { _tag: "dead" } })
     })
     return { entries, pending }
   }
+
+  /**
+   * The reader and the home's owner, or null where owners mean nothing (no uid here). The home is
+   * stat'ed only when a record is owned by someone other than the reader, which is rare.
+   */
+  const ownersFor = (readings: ReadonlyArray<FileReading>): Effect.Effect<Owners | null> =>
+    Effect.flatMap(probe.user, (user): Effect.Effect<Owners | null> => {
+      if (Option.isNone(user)) return Effect.succeed(null)
+      const reader = user.value
+      const someoneElse = readings.some((r) => r._tag === "Record" && r.owner !== null && r.owner !== reader)
+      if (!someoneElse) return Effect.succeed({ reader, homeOwner: null })
+      return Effect.match(files.stat(path.dirname(directory)), {
+        // Without the home's owner, nothing says whose records are foreign.
+        onFailure: () => null,
+        onSuccess: (info) => ({ reader, homeOwner: info.uid })
+      })
+    })
 
   /**
    * Every `*.json` entry with its verdict, sorted by file; with `onlyLivePids`, only the entries
@@ -204,20 +225,29 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       // This machine's pid domain is asked for only when a record names one (most never do).
       const namesDomain = readings.some((r) => r._tag !== "Verdict" && r.reading._tag !== "Rejected" && r.reading.pidDomain !== null)
       const here = namesDomain ? yield* probe.pidDomain : Option.none()
-      const { entries, pending } = judgeReadings(candidates, readings, liveness, here)
+      const owners = yield* ownersFor(readings)
+      const { entries, pending } = judgeReadings(candidates, readings, liveness, here, owners)
 
       // Processes are consulted only for records that passed every other check, once per pid.
       const startTimeOf = new Set(pending.flatMap((p) => (p.procStart === null ? [] : [p.session.pid])))
       const states = yield* liveness.states(pending.map((p) => p.session.pid), startTimeOf)
       const live: Array<{ readonly index: number; readonly session: Session }> = []
-      for (const { index, procStart, session } of pending) {
+      for (const { index, owner, procStart, session } of pending) {
         const state = states.get(session.pid)
         if (state === undefined || state._tag === "Dead") continue
-        // A start time that cannot be read proves nothing; one that differs proves the pid was reused.
-        if (procStart !== null && Option.isSome(state.startTime) && !sameStartTime(procStart, state.startTime.value)) {
+        // The reader's own processes are always signalable by it (and visible under hidepid): a
+        // record its user wrote whose pid answers EPERM names another user's process now.
+        if (state.otherUser && owners !== null && owner === owners.reader) {
+          const actual = state.hidden ? "another user's process, which /proc hides from this one" : "another user's process"
+          entries[index] = { ...entries[index]!, verdict: { _tag: "pid_reused", recorded: `uid ${owner}`, actual, proof: "owner" } }
+        } else if (procStart !== null && Option.isSome(state.startTime) && !sameStartTime(procStart, state.startTime.value)) {
+          // A start time that cannot be read proves nothing; one that differs proves the pid was reused.
           entries[index] = { ...entries[index]!, verdict: { _tag: "pid_reused", recorded: describeValue(procStart), actual: state.startTime.value } }
         } else {
-          live.push({ index, session })
+          live.push({
+            index,
+            session: { ...session, stopped: state.stopped, unaddressable: state.otherUser ? "other_user" : session.unaddressable }
+          })
         }
       }
       withAddresses(live.map((l) => l.session)).forEach((session, i) => {

@@ -29,8 +29,12 @@ const sameSession = Schema.equivalence(Session)
 
 const sameProcess = (a: Session, b: Session): boolean => a.startedAtMs === null || b.startedAtMs === null || a.startedAtMs === b.startedAtMs
 
+/** Stopping or continuing a process changes its session (`stopped`) without touching its file. */
 const sameState = (a: ProcessState, b: ProcessState): boolean =>
-  a._tag === "Dead" ? b._tag === "Dead" : b._tag === "Alive" && Equal.equals(a.startTime, b.startTime)
+  a._tag === "Dead"
+    ? b._tag === "Dead"
+    : b._tag === "Alive" && Equal.equals(a.startTime, b.startTime) && a.stopped === b.stopped && a.otherUser === b.otherUser &&
+      a.hidden === b.hidden
 
 /**
  * One read: the events that lead from the sessions tracked so far to what `entries` say, sorted

@@ -248,7 +248,7 @@ export const filesConformance = <E>(name: string, layer: Layer.Layer<Files | Fil
           fx.writeFile(exact, new Uint8Array(256 * KiB).fill(0x20))
           fx.writeFile(large, new Uint8Array(300 * KiB).fill(0x20))
           const options = { maxBytes: 256 * KiB, followLinks: false }
-          expect(yield* files.readBounded(small, options)).toEqual({ _tag: "Read", bytes: encode("{\"pid\":1}") })
+          expect(yield* files.readBounded(small, options)).toMatchObject({ _tag: "Read", bytes: encode("{\"pid\":1}") })
           const atLimit = yield* files.readBounded(exact, options)
           expect(atLimit._tag === "Read" && atLimit.bytes.length).toBe(256 * KiB)
           expect(yield* files.readBounded(large, options)).toEqual({ _tag: "TooLarge", size: 300 * KiB })
@@ -264,7 +264,7 @@ export const filesConformance = <E>(name: string, layer: Layer.Layer<Files | Fil
           fx.symlink(file, link)
           const error = yield* Effect.flip(files.readBounded(link, { maxBytes: KiB, followLinks: false }))
           expect(reasonOf(error)).toBe("BadResource")
-          expect(yield* files.readBounded(link, { maxBytes: KiB, followLinks: true })).toEqual({
+          expect(yield* files.readBounded(link, { maxBytes: KiB, followLinks: true })).toMatchObject({
             _tag: "Read",
             bytes: encode("{}")
           })
@@ -448,6 +448,20 @@ export const filesConformance = <E>(name: string, layer: Layer.Layer<Files | Fil
         Effect.gen(function*() {
           const error = yield* Effect.flip(Stream.runDrain(files.watch(Path.join(fx.root, "sessions"))))
           expect(reasonOf(error)).toBe("NotFound")
+        })
+      ))
+
+    it.effect("readBounded reports the owner of the file it read, where it reports one", () =>
+      run((files, fx) =>
+        Effect.gen(function*() {
+          const file = Path.join(fx.root, "4242.json")
+          fx.writeFile(file, "{}")
+          const own = yield* files.readBounded(file, { maxBytes: KiB, followLinks: true })
+          if (own._tag !== "Read" || own.owner === undefined) return
+          expect(own.owner).toEqual(fx.self)
+          if (!fx.privileged) return
+          fx.chown(file, stranger)
+          expect(yield* files.readBounded(file, { maxBytes: KiB, followLinks: true })).toMatchObject({ _tag: "Read", owner: stranger })
         })
       ))
 

@@ -30,7 +30,11 @@ export const layerMemory = (options: MemoryProcessesOptions = {}): Layer.Layer<P
           processes.exitUnreaped(pid)
           return pid
         }),
-        self: processes.self
+        self: processes.self,
+        stop: (pid) => Effect.sync(() => processes.stop(pid)),
+        resume: (pid) => Effect.sync(() => processes.resume(pid)),
+        otherUsersProcess: Effect.sync(() => processes.spawn({ uid: (options.user?.uid ?? 1000) === 0 ? 1 : 0 }).pid),
+        uid: Option.some(options.user?.uid ?? 1000)
       })
     )
   }))
@@ -52,13 +56,26 @@ export class ProcessController extends Context.Tag("claude-peers/testing/Process
   readonly zombie: Effect.Effect<number>
   /** The process the probe runs as. */
   readonly self: { readonly pid: number; readonly startTime: string }
+  /**
+   * SIGSTOP, returning once the process reads as stopped beneath the probe; where it is given,
+   * `resume` (SIGCONT, returning once it runs again) is too.
+   */
+  readonly stop?: (pid: number) => Effect.Effect<void>
+  readonly resume?: (pid: number) => Effect.Effect<void>
+  /** A live process of another user, which the probe's user may not signal (none where the probe runs as root). */
+  readonly otherUsersProcess?: Effect.Effect<number>
+  /** The uid the probe runs as, where the controller knows it. */
+  readonly uid?: Option.Option<number>
 }>() {}
 
 const check = (pids: Iterable<number>, startTimeOf: Iterable<number> = []) => Effect.flatMap(ProcessProbe, (probe) => probe.check(pids, new Set(startTimeOf)))
 
-const alive = (startTime?: string): ProcessState => ({
+const alive = (startTime?: string, seen: { readonly stopped?: boolean; readonly otherUser?: boolean } = {}): ProcessState => ({
   _tag: "Alive",
-  startTime: startTime === undefined ? Option.none() : Option.some(startTime)
+  startTime: startTime === undefined ? Option.none() : Option.some(startTime),
+  stopped: seen.stopped ?? false,
+  otherUser: seen.otherUser ?? false,
+  hidden: false
 })
 const dead: ProcessState = { _tag: "Dead" }
 
@@ -174,6 +191,37 @@ export const processProbeConformance = <E>(name: string, layer: Layer.Layer<Proc
         const probe = yield* ProcessProbe
         expect(yield* probe.self).toEqual({ pid: controller.self.pid, startTime: Option.some(controller.self.startTime) })
         expect((yield* check([controller.self.pid], [controller.self.pid])).get(controller.self.pid)).toEqual(alive(controller.self.startTime))
+      }))
+
+    test("a stopped process is alive and stopped; continued, it runs again", (controller) =>
+      Effect.gen(function*() {
+        if (controller.stop === undefined || controller.resume === undefined) return
+        const pid = yield* controller.spawn
+        yield* controller.stop(pid)
+        expect((yield* check([pid], [pid])).get(pid)).toEqual(alive(controller.startTime(pid), { stopped: true }))
+        expect((yield* check([pid])).get(pid)).toEqual(alive(undefined, { stopped: true }))
+        const liveness = yield* Effect.flatMap(ProcessProbe, (probe) => probe.checkLiveness([pid]))
+        expect(liveness.isAlive(pid)).toBe(true)
+        expect((yield* liveness.states([pid], new Set())).get(pid)).toEqual(alive(undefined, { stopped: true }))
+        yield* controller.resume(pid)
+        expect((yield* check([pid], [pid])).get(pid)).toEqual(alive(controller.startTime(pid)))
+        yield* controller.kill(pid)
+      }))
+
+    test("another user's process (kill answers EPERM) is alive and marked otherUser", (controller) =>
+      Effect.gen(function*() {
+        if (controller.otherUsersProcess === undefined) return
+        const pid = yield* controller.otherUsersProcess
+        const state = (yield* check([pid], [pid])).get(pid)
+        expect(state?._tag === "Alive" && state.otherUser).toBe(true)
+        const liveness = yield* Effect.flatMap(ProcessProbe, (probe) => probe.checkLiveness([pid]))
+        expect(liveness.isAlive(pid)).toBe(true)
+      }))
+
+    test("user is the uid the probe runs as", (controller) =>
+      Effect.gen(function*() {
+        if (controller.uid === undefined) return
+        expect(yield* Effect.flatMap(ProcessProbe, (probe) => probe.user)).toEqual(controller.uid)
       }))
 
     test("pidDomain is this machine's", (controller) =>

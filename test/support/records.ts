@@ -54,5 +54,7 @@ export const sessionJsonKeys = [
   "jobId",
   "version",
   "tmux",
-  "file"
+  "file",
+  "stopped",
+  "unaddressable"
 ]
