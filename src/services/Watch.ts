@@ -73,6 +73,12 @@ export interface WatchOptions {
    * nothing else tells the caller (the watch logs it at debug level only).
    */
   readonly onNotificationsRefused?: ((refusal: NotificationsRefused) => Effect.Effect<void>) | undefined
+  /**
+   * Called once with every entry of the watch's first read of the registry, before the first
+   * event: what a caller that asked about one session before the watch began needs to tell what
+   * became of it meanwhile (the watch reports nothing of a session that was never live in it).
+   */
+  readonly onFirstRead?: ((entries: ReadonlyArray<RegistryEntry>) => Effect.Effect<void>) | undefined
 }
 
 /** Why a watch reads the registry every interval rather than on change notifications. */
@@ -264,12 +270,15 @@ export const make = Effect.gen(function*() {
       ticks(interval, "the watch interval").pipe(Stream.as(probeLook)),
       ticks(Duration.times(interval, rereadEveryIntervals), "the watch's periodic full read").pipe(Stream.as(readAll))
     ], { concurrency: "unbounded" })
-    return Stream.succeed(readAll).pipe(
-      Stream.concat(looks),
-      Stream.mapAccumEffect(emptyTracking, look),
-      Stream.flattenIterables,
-      Stream.withSpan("Watch.sessions")
-    )
+    const first = Effect.gen(function*() {
+      const entries = yield* registry.inspect
+      if (options.onFirstRead !== undefined) yield* options.onFirstRead(entries)
+      return diffRegistry(emptyTracking, entries)
+    })
+    return Stream.unwrap(Effect.map(first, ([tracking, events]) =>
+      Stream.fromIterable(events).pipe(
+        Stream.concat(looks.pipe(Stream.mapAccumEffect(tracking, look), Stream.flattenIterables))
+      ))).pipe(Stream.withSpan("Watch.sessions"))
   }
 
   return Watch.of({ sessions })
