@@ -21,7 +21,16 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import { type Candidate, Ended, type IdentityMismatch, type NotAddressable, NotLive, type SessionQuery, TimedOut, type WaitState } from "../domain/Errors.js"
+import {
+  type Candidate,
+  Ended,
+  type IdentityMismatch,
+  type NotAddressable,
+  type NotLive,
+  type SessionQuery,
+  TimedOut,
+  type WaitState
+} from "../domain/Errors.js"
 import type { Session } from "../domain/Session.js"
 import type { Status } from "../domain/Status.js"
 import type { RegistryEntry } from "../domain/Verdict.js"
@@ -106,12 +115,14 @@ export const make = Effect.gen(function*() {
     if (until.length === 0) return yield* Effect.die(new RangeError("Wait.waitFor: until must name at least one state"))
     const wanted = new Set<WaitState>(until)
     const states = [...wanted]
-    const resolved = yield* registry.resolve(query).pipe(
-      Effect.catchIf((error): error is NotLive => error instanceof NotLive && wanted.has("gone"), (error) => Effect.succeed(error))
+    const start = yield* registry.resolve(query).pipe(
+      Effect.map((session) => ({ _tag: "Live" as const, session })),
+      Effect.catchIf((error): error is NotLive => error._tag === "NotLive" && wanted.has("gone"), (error) => Effect.succeed(error))
     )
-    if (resolved instanceof NotLive) {
-      return { _tag: "Gone", verdict: resolved.reasons[0]?.verdict ?? "removed", session: null } satisfies WaitOutcome as WaitOutcome
+    if (start._tag === "NotLive") {
+      return { _tag: "Gone", verdict: start.reasons[0]?.verdict ?? "removed", session: null } satisfies WaitOutcome as WaitOutcome
     }
+    const resolved = start.session
     const reachedBy = (session: Session): Step | undefined => {
       const state = stateOf(session)
       return state !== null && wanted.has(state) ? { _tag: "Reached", state, session } : undefined
