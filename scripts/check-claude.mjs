@@ -35,6 +35,7 @@ import { isRunning, killMarked, processStat, startIdleProcess, startZombie } fro
 import { makeRegistry } from "./check-claude/registry.mjs"
 import { makeTmux } from "./check-claude/tmux.mjs"
 import { CheckFailed, makeLog, runProgram, waitFor } from "./check-claude/tools.mjs"
+import { runWaitPhase } from "./check-claude/wait.mjs"
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url))
 const log = makeLog()
@@ -295,6 +296,7 @@ const main = async () => {
       commandPath: join(repoRoot, "bin", "claude-peers.js")
     })
   ) allRows.push(row)
+  await runWaitPhase({ commandPath: join(repoRoot, "bin", "claude-peers.js"), driver, home, log, tmux, work })
 
   const undocumented = allRows.filter(isUndocumented).length
   const documented = allRows.filter((row) => row.judgement.startsWith("documented")).length

@@ -10,6 +10,7 @@ export * as Policy from "./services/Policy.js"
 export * as Registry from "./services/Registry.js"
 export * as Settings from "./services/Settings.js"
 export * as Timing from "./services/Timing.js"
+export * as Wait from "./services/Wait.js"
 export * as Watch from "./services/Watch.js"
 
 export * as ClaudeHome from "./services/ClaudeHome.js"
@@ -19,6 +20,7 @@ export * as ProcessProbe from "./services/ProcessProbe.js"
 export {
   Candidate,
   ChangedDuringWrite,
+  Ended,
   IdentityMismatch,
   InvalidJson,
   InvalidSettings,
@@ -26,7 +28,9 @@ export {
   NotLive,
   NotLiveReason,
   SessionQuery,
-  SettingsProblem
+  SettingsProblem,
+  TimedOut,
+  WaitState
 } from "./domain/Errors.js"
 export { normalizeName } from "./domain/Names.js"
 export { SessionPolicy } from "./domain/Policy.js"

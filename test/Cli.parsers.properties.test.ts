@@ -44,7 +44,7 @@ const hex64 = fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLengt
 /** Values as people and scripts write them, and as they should not. */
 const value = fc.oneof(
   { weight: 8, arbitrary: fc.constantFrom("sess-a", "alpha", "/tmp/home", "work 1", "a=b", "日本語", "é", "🦀", "a\u202eb", "x\u001b]52;c;aGk=\u0007") },
-  { weight: 2, arbitrary: fc.constantFrom("list", "settings", "get", "set", "reset", "resolve", "watch", "inspect", "hold", "policy") },
+  { weight: 2, arbitrary: fc.constantFrom("list", "settings", "get", "set", "reset", "resolve", "watch", "wait", "inspect", "hold", "policy") },
   { weight: 2, arbitrary: fc.constantFrom("--json", "-x", "--name", "--claude-home", "-", "--", "-h", "--help=1") },
   { weight: 1, arbitrary: fc.constantFrom("", " ", "=", "==") },
   { weight: 2, arbitrary: fc.string({ maxLength: 8 }) },
@@ -55,6 +55,7 @@ const interval = fc.oneof(
   fc.nat().map(String),
   value
 )
+const state = fc.oneof({ weight: 4, arbitrary: fc.constantFrom("idle", "busy", "waiting", "gone") }, { weight: 1, arbitrary: value })
 const revision = fc.oneof(hex64, hex64.map((hex) => hex.toUpperCase()), hex64.map((hex) => ` ${hex}`), hex64.map((hex) => hex.slice(1)), value)
 
 /** One option as written: `--opt value` (two words) or `--opt=value` (one). */
@@ -92,7 +93,28 @@ const documented = fc.oneof(
     )
   }),
   fc.record({ path: fc.constant(["settings", "reset"]), groups: fc.tuple(maybe(valued("--expect-revision", revision)), maybe(flag("--json"))) }),
-  fc.record({ path: fc.constant(["watch"]), groups: fc.tuple(maybe(valued("--interval", interval)), maybe(flag("--json"))) }),
+  fc.record({
+    path: fc.constant(["watch"]),
+    groups: fc.tuple(
+      maybe(valued("--interval", interval)),
+      maybe(valued("--name", value)),
+      maybe(valued("--session", value)),
+      maybe(valued("--status", state)),
+      maybe(valued("--status", state)),
+      maybe(flag("--json"))
+    )
+  }),
+  fc.record({
+    path: fc.constant(["wait"]),
+    // One session and one or more states mostly; sometimes neither, or no state (usage errors).
+    groups: fc.tuple(
+      fc.oneof(value.map((id): ReadonlyArray<string> => [id]), valued("--name", value)),
+      maybe(valued("--until", state)),
+      maybe(valued("--until", state)),
+      maybe(valued("--timeout", interval)),
+      maybe(flag("--json"))
+    )
+  }),
   fc.record({
     path: fc.constant(["policy"]),
     // All sessions, one by id or by name; sometimes both (a usage error).

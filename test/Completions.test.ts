@@ -47,7 +47,7 @@ const offeredAfter = (...words: ReadonlyArray<string>) => Object.fromEntries(ins
 
 const inEveryShell = (...candidates: ReadonlyArray<string>) => Object.fromEntries(installed.map((shell) => [shell, [...candidates].sort()]))
 
-const subcommands = ["inspect", "list", "policy", "resolve", "settings", "watch"]
+const subcommands = ["inspect", "list", "policy", "resolve", "settings", "wait", "watch"]
 
 describe("claude-peers --completions", { timeout: 60_000 }, () => {
   for (const shell of shells.filter((s) => !installed.includes(s))) it.skip(`${shell} is not installed`, () => {})
@@ -72,7 +72,8 @@ describe("claude-peers --completions", { timeout: 60_000 }, () => {
     expect(offeredAfter("resolve", "--")).toEqual(inEveryShell("--allow-shared-name", "--help", "--json", "--name"))
     expect(offeredAfter("--claude-home", "homes", "list", "--")).toEqual(inEveryShell("--help", "--json"))
     expect(offeredAfter("--claude-home=homes", "list", "--")).toEqual(inEveryShell("--help", "--json"))
-    expect(offeredAfter("watch", "--interval", "500", "--")).toEqual(inEveryShell("--help", "--interval", "--json"))
+    expect(offeredAfter("watch", "--interval", "500", "--")).toEqual(inEveryShell("--help", "--interval", "--json", "--name", "--session", "--status"))
+    expect(offeredAfter("wait", "--")).toEqual(inEveryShell("--help", "--json", "--name", "--timeout", "--until"))
     expect(offeredAfter("settings", "reset", "--")).toEqual(inEveryShell("--expect-revision", "--help", "--json", "--through-link"))
     expect(offeredAfter("policy", "--")).toEqual(inEveryShell("--help", "--json", "--managed-dir", "--name"))
   })
@@ -97,6 +98,12 @@ describe("claude-peers --completions", { timeout: 60_000 }, () => {
 
   it("after --completions: the shells it writes for", () => {
     expect(offeredAfter("--completions", "")).toEqual(inEveryShell("bash", "fish", "sh", "zsh"))
+  })
+
+  it("after wait --until and watch --status: the states each takes, also after one was given", () => {
+    expect(offeredAfter("wait", "--until", "")).toEqual(inEveryShell("busy", "gone", "idle", "waiting"))
+    expect(offeredAfter("wait", "--until", "idle", "--until", "")).toEqual(inEveryShell("busy", "gone", "idle", "waiting"))
+    expect(offeredAfter("watch", "--status", "")).toEqual(inEveryShell("busy", "idle", "waiting"))
   })
 
   it("every spelling of --completions bash prints one script, which bash also runs in POSIX mode (as sh)", () => {

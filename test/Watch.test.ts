@@ -159,8 +159,15 @@ describe("watch", () => {
       const proc = world.processes.spawn()
       writeLive(world, proc)
       let reads = 0
-      const watch = yield* startWatch(world, {}, { onRead: () => reads++ })
+      let fileReads = 0
+      const port = FilesMemory.make(world.files)
+      const files: Files = {
+        ...port,
+        readBounded: (path, options) => Effect.zipRight(Effect.sync(() => path.endsWith(`/${proc.pid}.json`) && fileReads++), port.readBounded(path, options))
+      }
+      const watch = yield* startWatch(world, {}, { onRead: () => reads++, files })
       const readsAtStart = reads
+      const fileReadsAtStart = fileReads
       const step = Math.floor(window / 8)
       const states = ["busy", "waiting", "busy", "shell", "busy", "waiting", "busy"]
       const seen: Array<SessionEvent> = []
@@ -172,7 +179,9 @@ describe("watch", () => {
       expect(seen.map(summary)).toEqual([`changed ${proc.pid}`, `changed ${proc.pid}`])
       expect(seen[0]).toMatchObject({ session: { status: "busy", statusUpdatedAtMs: 1796007040000 }, previous: { status: "idle" } })
       expect(seen[1]).toMatchObject({ session: { status: "busy", statusUpdatedAtMs: 1796007040006 }, previous: { statusUpdatedAtMs: 1796007040000 } })
-      expect(reads - readsAtStart).toBe(2)
+      // Two reads of the file the notifications named, and none of the whole registry.
+      expect(fileReads - fileReadsAtStart).toBe(2)
+      expect(reads - readsAtStart).toBe(0)
       expect(yield* watch.summaries(2 * interval)).toEqual([])
     }))
 

@@ -30,3 +30,9 @@ export const InvalidSettings = onFirstUse(() => real().InvalidSettings)
 export const InvalidJson = onFirstUse(() => real().InvalidJson)
 export const NotAddressable = onFirstUse(() => real().NotAddressable)
 export const encodeError = onFirstUse(() => real().encodeError)
+export type WaitState = Errors.WaitState
+export type TimedOut = Errors.TimedOut
+export type Ended = Errors.Ended
+export const WaitState = onFirstUse(() => real().WaitState)
+export const TimedOut = onFirstUse(() => real().TimedOut)
+export const Ended = onFirstUse(() => real().Ended)

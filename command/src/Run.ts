@@ -77,6 +77,10 @@ export const runWatch = (invocation: Invocation, command: CommandOf<"watch">) =>
     inHome(invocation, (home) => Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: home }))))
   )
 
+/** `wait` holds nothing to release: a signal keeps its default action (the process ends). */
+export const runWait = (invocation: Invocation, command: CommandOf<"wait">) =>
+  inHome(invocation, (home) => Handlers.wait(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: home }))))
+
 /** Any invocation: what the full command line runs. */
 export const runInvocation = (invocation: Invocation) => {
   const { command } = invocation
@@ -97,5 +101,7 @@ export const runInvocation = (invocation: Invocation) => {
       return runWatch(invocation, command)
     case "policy":
       return runPolicy(invocation, command)
+    case "wait":
+      return runWait(invocation, command)
   }
 }

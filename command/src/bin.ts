@@ -29,6 +29,9 @@ const runDirect = (invocation: Invocation): Promise<void> => {
       return import("./direct/watch.js").then((part) => part.main(invocation, command))
     case "policy":
       return import("./direct/policy.js").then((part) => part.main(invocation, command))
+    // It runs for as long as the session takes: the full command line's start-up costs it nothing that matters.
+    case "wait":
+      return import("./CommandLine.js").then((cli) => cli.main(process.argv))
   }
 }
 

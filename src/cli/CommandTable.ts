@@ -8,8 +8,10 @@
  * Adding an option is one entry in its command's `options` (and a read of it in `make`); adding a
  * command is one entry here and one handler (`Handlers.ts`).
  */
+import type { WaitState } from "../domain/Errors.js"
 import { inboundPolicyNames } from "../domain/InboundPolicyNames.js"
 import type { InboundPolicy } from "../domain/Settings.js"
+import type { Status } from "../domain/Status.js"
 import type { Command } from "./Invocation.js"
 import { maxIntervalMillis, parseInterval, parseRevision } from "./Invocation.js"
 
@@ -111,6 +113,30 @@ const interval: ValueSpec = {
   parse: (ms) => {
     const parsed = parseInterval(ms)
     return parsed === undefined ? refused(`--interval must be a positive number of milliseconds, at most ${maxIntervalMillis}, not '${ms}'`) : ok(parsed)
+  }
+}
+
+const statuses = ["idle", "busy", "waiting"] as const
+const waitStates = [...statuses, "gone"] as const
+
+const statusValue: ValueSpec = {
+  placeholder: "STATE",
+  completion: statuses,
+  parse: (word) => ((statuses as ReadonlyArray<string>).includes(word) ? ok(word) : refused(`--status takes idle, busy or waiting, not '${word}'`))
+}
+
+const waitStateValue: ValueSpec = {
+  placeholder: "STATE",
+  completion: waitStates,
+  parse: (word) => ((waitStates as ReadonlyArray<string>).includes(word) ? ok(word) : refused(`--until takes idle, busy, waiting or gone, not '${word}'`))
+}
+
+const timeoutValue: ValueSpec = {
+  placeholder: "MS",
+  completion: "text",
+  parse: (ms) => {
+    const parsed = parseInterval(ms)
+    return parsed === undefined ? refused(`--timeout must be a positive number of milliseconds, at most ${maxIntervalMillis}, not '${ms}'`) : ok(parsed)
   }
 }
 
@@ -240,11 +266,58 @@ export const commandTable: CommandSpec = {
           description: "how often, in ms, live sessions are re-checked for a process that died without touching its file (default 2000)",
           value: interval
         },
+        { name: "--name", description: "only the sessions with this registry name (compared as Claude Code compares names)", value: text("NAME") },
+        { name: "--session", description: "only the session with this session id", value: text("SESSION_ID") },
+        {
+          name: "--status",
+          description: "only sessions in this status: idle, busy or waiting (repeatable: any of them); a change that takes one out is its last event",
+          value: statusValue,
+          repeatable: true
+        },
         json
       ],
       make: (given) => {
         const ms = given.value("--interval")
-        return { _tag: "watch", intervalMillis: typeof ms === "number" ? ms : undefined }
+        const sessionId = asString(given.value("--session"))
+        if (sessionId === "") return "watch --session takes a SESSION_ID, and an empty one names no session"
+        return {
+          _tag: "watch",
+          intervalMillis: typeof ms === "number" ? ms : undefined,
+          filter: { name: asString(given.value("--name")), sessionId, statuses: given.values("--status") as ReadonlyArray<Status> }
+        }
+      }
+    },
+    {
+      name: "wait",
+      description: "wait until one session (resolved once, as resolve does) is idle, busy, waiting or gone; exit 12 on timeout, 13 if it ends first",
+      options: [
+        { name: "--name", description: "the session with this registry name (compared as Claude Code compares names)", value: text("NAME") },
+        {
+          name: "--until",
+          description: "a state to wait for: idle, busy, waiting or gone (repeatable: any of them)",
+          value: waitStateValue,
+          repeatable: true
+        },
+        { name: "--timeout", description: "give up after this many ms with exit 12 (default: wait for as long as it takes)", value: timeoutValue },
+        json
+      ],
+      arguments: [sessionId("the session id to wait on")],
+      // One session, and at least one state: a wait for nothing would never return.
+      make: (given) => {
+        const id = asString(given.arguments[0])
+        const name = asString(given.value("--name"))
+        const until = given.values("--until") as ReadonlyArray<WaitState>
+        const timeout = given.value("--timeout")
+        if (id === undefined && name === undefined) return "wait takes a SESSION_ID or --name NAME"
+        if (id !== undefined && name !== undefined) return "wait takes a SESSION_ID or --name NAME, not both"
+        if (id === "") return "wait takes a SESSION_ID, and an empty one names no session"
+        if (until.length === 0) return "wait needs --until STATE (idle, busy, waiting or gone), once or more"
+        return {
+          _tag: "wait",
+          query: id !== undefined ? { sessionId: id } : { name: name! },
+          until: [...new Set(until)],
+          timeoutMillis: typeof timeout === "number" ? timeout : undefined
+        }
       }
     },
     {

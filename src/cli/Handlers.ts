@@ -6,6 +6,7 @@
 import type { PlatformError } from "@effect/platform/Error"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -19,12 +20,14 @@ import { Files } from "../services/Files.js"
 import { Policy } from "../services/Policy.js"
 import { Registry } from "../services/Registry.js"
 import { Settings } from "../services/Settings.js"
+import { Wait, type WaitOutcome } from "../services/Wait.js"
 import { type NotificationsRefused, Watch } from "../services/Watch.js"
 import type { CommandOf, Invocation } from "./Invocation.js"
 import { OutputFailed, printError, printLine, readerGone } from "./Output.js"
-import { entriesTable, eventLine, inspectRow, policiesText, policyText, sessionDetails, sessionsTable, settingsText } from "./Render.js"
+import { entriesTable, eventLine, inspectRow, policiesText, policyText, sessionDetails, sessionsTable, settingsText, waitText } from "./Render.js"
 import { type ExitCode, printData, type ReportedError, reportFailures } from "./Report.js"
 import { jsonText, terminalSafe } from "./Text.js"
+import { eventMatches, filters } from "./WatchFilter.js"
 
 /** A handler's failures are reported where they happen; what is left is its exit code, or output that could not be written. */
 const reported = <A, R>(effect: Effect.Effect<A, ReportedError | OutputFailed, R>, json: boolean) => reportFailures(json)(effect)
@@ -153,11 +156,30 @@ export const watch = Effect.fn("watch")(function*(json: boolean, command: Comman
     onNotificationsRefused: sayReadingEveryInterval
   })
   yield* events.pipe(
+    filters(command.filter) ? Stream.filter(eventMatches(command.filter)) : identity,
     Stream.mapEffect((event) => printLine(json ? jsonText(encodeEvent(event)) : eventLine(event))),
     Stream.takeUntil(gone),
     Stream.runDrain
   )
 }, reported)
+
+/**
+ * Until the session is in a state asked for (exit 0, the session printed; for `gone`, with the
+ * verdict that ended it), or refused as `resolve` refuses (3 unless `gone` was asked, 4, 8), or
+ * `timed_out` (12), or `ended` (13, with its verdict).
+ */
+export const wait = Effect.fn("wait")(function*(json: boolean, command: CommandOf<"wait">) {
+  const outcome = yield* (yield* Wait).waitFor(command.query, command.until, {
+    ...(command.timeoutMillis === undefined ? {} : { timeout: command.timeoutMillis })
+  })
+  yield* printData(json, () => waitJson(outcome), () => waitText(outcome))
+}, reportedWithNote)
+
+/** `{"state", "verdict", "session"}`: the state reached (`gone` with its verdict, else a null verdict) and the session, null when it was never live. */
+const waitJson = (outcome: WaitOutcome) =>
+  outcome._tag === "Reached"
+    ? { state: outcome.state, verdict: null, session: sessionJson(outcome.session) }
+    : { state: "gone", verdict: outcome.verdict, session: outcome.session === null ? null : sessionJson(outcome.session) }
 
 /** Any invocation, over the services in context: what a mounted command runs on its host's. */
 export const handle = (invocation: Invocation): Effect.Effect<void, ExitCode | OutputFailed, Services> => {
@@ -179,6 +201,8 @@ export const handle = (invocation: Invocation): Effect.Effect<void, ExitCode | O
       return watch(json, command)
     case "policy":
       return policy(json, command)
+    case "wait":
+      return wait(json, command)
   }
 }
 

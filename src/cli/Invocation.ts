@@ -3,7 +3,9 @@
  * (`Root.ts`). Both hand the same value to the same handlers
  * (`Handlers.ts`) over the same layers, so the two paths cannot answer differently.
  */
+import type { WaitState } from "../domain/Errors.js"
 import type { InboundPolicy } from "../domain/Settings.js"
+import type { Status } from "../domain/Status.js"
 import type { ResolveQuery } from "../services/Registry.js"
 
 export type Command =
@@ -19,8 +21,18 @@ export type Command =
     readonly throughLink?: boolean
   }
   | { readonly _tag: "settings reset"; readonly expectRevision: string | undefined; readonly throughLink?: boolean }
-  /** Without an interval, the watch's default (`Timing`'s `watchInterval`). */
-  | { readonly _tag: "watch"; readonly intervalMillis: number | undefined }
+  /**
+   * Without an interval, the watch's default (`Timing`'s `watchInterval`). `filter`: only the events
+   * of the sessions it matches (see `WatchFilter.ts`).
+   */
+  | { readonly _tag: "watch"; readonly intervalMillis: number | undefined; readonly filter: WatchFilter }
+  /** Until the one session resolved at the start is in one of `until`; without a timeout, for as long as it takes. */
+  | {
+    readonly _tag: "wait"
+    readonly query: ResolveQuery
+    readonly until: ReadonlyArray<WaitState>
+    readonly timeoutMillis: number | undefined
+  }
   /**
    * Every live session's inbound policy in effect, or the one session's the query names.
    * `managedDirectory` replaces the platform's managed settings directory.
@@ -30,6 +42,14 @@ export type Command =
     readonly query: ResolveQuery | undefined
     readonly managedDirectory: string | undefined
   }
+
+/** Which sessions' events `watch` prints: each criterion given must hold (a name compared as Claude Code compares names). */
+export interface WatchFilter {
+  readonly name: string | undefined
+  readonly sessionId: string | undefined
+  /** Any of these; empty for every status. */
+  readonly statuses: ReadonlyArray<Status>
+}
 
 /** One command of the union, by its tag. */
 export type CommandOf<T extends Command["_tag"]> = Extract<Command, { readonly _tag: T }>

@@ -8,6 +8,7 @@ import type { Session } from "../domain/Session.js"
 import type { SessionEvent } from "../domain/SessionEvent.js"
 import { absentPolicyWords, type SettingsView, userScopeNote } from "../domain/Settings.js"
 import { describeVerdict, type RegistryEntry, VerdictName } from "../domain/Verdict.js"
+import type { WaitOutcome } from "../services/Wait.js"
 import { table, terminalSafe } from "./Text.js"
 
 export const orDash = (value: string | number | null): string => (value === null ? "-" : String(value))
@@ -220,3 +221,11 @@ export const policyText = (policy: SessionPolicy): string =>
     "",
     ...policyNotes([policy])
   ].join("\n")
+
+/** What `wait` reached: a first line saying so, then the session as `resolve` shows it. */
+export const waitText = (outcome: WaitOutcome): string =>
+  outcome._tag === "Reached"
+    ? `reached ${outcome.state}\n${sessionDetails(outcome.session)}`
+    : outcome.session === null
+    ? `gone (${outcome.verdict}): not live when the wait began`
+    : `gone (${outcome.verdict})\n${sessionDetails(outcome.session)}`

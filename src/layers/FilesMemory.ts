@@ -7,11 +7,13 @@ import { SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import {
   type BoundedRead,
   type CurrentTarget,
   type DirectoryEntry,
+  type DirectoryWatchOptions,
   type ExtendedAttributes,
   Files,
   type FilesPrimitives,
@@ -165,25 +167,45 @@ export const make = (tree: MemoryTree): Files => {
       notify(located.parent, located.name)
     })
 
-  /** Watches the directory itself, as inotify does: it ends when that directory is removed or replaced. */
-  const watch = (path: string): Stream.Stream<WatchEvent, SystemError> =>
+  /**
+   * Watches the directory itself, as inotify does: it ends when that directory is removed or
+   * replaced, and, with `recheckEvery`, when a look finds that the path names another node.
+   */
+  const watch = (path: string, options: DirectoryWatchOptions = {}): Stream.Stream<WatchEvent, SystemError> =>
     Stream.asyncScoped<WatchEvent, SystemError>(
       (emit) =>
-        Effect.acquireRelease(
-          run(() => {
-            const { node } = kernel.existing(path, true, "watch", "watch")
-            if (node.type !== "Directory") throw systemError("ENOTDIR", "watch", "watch", path)
-            kernel.requireReadable(node, "watch", "watch", path)
-            const refusal = kernel.watchRefusal
-            if (refusal !== undefined) throw systemError(refusal, "watch", "watch", path)
-            const listener: Listener = {
-              changed: (name) => void emit.single({ name }),
-              removed: () => void emit.end()
+        Effect.tap(
+          Effect.acquireRelease(
+            run(() => {
+              const { node } = kernel.existing(path, true, "watch", "watch")
+              if (node.type !== "Directory") throw systemError("ENOTDIR", "watch", "watch", path)
+              kernel.requireReadable(node, "watch", "watch", path)
+              const refusal = kernel.watchRefusal
+              if (refusal !== undefined) throw systemError(refusal, "watch", "watch", path)
+              const listener: Listener = {
+                changed: (name) => void emit.single({ name }),
+                removed: () => void emit.end()
+              }
+              node.listeners.add(listener)
+              return { directory: node, listener }
+            }),
+            ({ directory, listener }) => Effect.sync(() => directory.listeners.delete(listener))
+          ),
+          ({ directory }) => {
+            if (options.recheckEvery === undefined) return Effect.void
+            const stillThere = () => {
+              try {
+                return kernel.existing(path, true, "watch", "stat").node === directory
+              } catch {
+                return false
+              }
             }
-            node.listeners.add(listener)
-            return { directory: node, listener }
-          }),
-          ({ directory, listener }) => Effect.sync(() => directory.listeners.delete(listener))
+            return Effect.forkScoped(
+              Effect.sync(() => {
+                if (!stillThere()) emit.end()
+              }).pipe(Effect.repeat(Schedule.spaced(options.recheckEvery)))
+            )
+          }
         ),
       "unbounded"
     )

@@ -3,19 +3,22 @@
  */
 import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as NFS from "node:fs"
 import * as Path from "node:path"
-import type { WatchEvent } from "../services/Files.js"
+import type { DirectoryWatchOptions, WatchEvent } from "../services/Files.js"
 import { attemptSync, fromNodeError } from "./FilesNodeErrors.js"
 
 /**
  * `fs.watch` on the directory. It keeps watching the directory it opened, not the path, so the
  * stream ends as soon as the path no longer names that same directory: after a `rename` event, the
  * path is missing or has another inode (Linux reports the directory's own removal as a `rename` of
- * its base name, which is then not emitted). A watcher `error` fails the stream.
+ * its base name, which is then not emitted), and, with `recheckEvery`, at the first look that finds
+ * so (a link above the directory re-pointed sends the directory nothing). A watcher `error` fails
+ * the stream.
  */
-export const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
+export const watch = (path: string, options: DirectoryWatchOptions = {}): Stream.Stream<WatchEvent, PlatformError> =>
   Stream.asyncScoped<WatchEvent, PlatformError>(
     (emit) =>
       // Synchronous, as `NFS.watch` itself: a watch must not wait for libuv's thread pool, which a
@@ -69,6 +72,14 @@ export const watch = (path: string): Stream.Stream<WatchEvent, PlatformError> =>
             return watcher
           }),
           (watcher) => Effect.sync(() => watcher.close())
+        ).pipe(
+          Effect.zipLeft(
+            options.recheckEvery === undefined ? Effect.void : Effect.forkScoped(
+              Effect.sync(() => {
+                if (!isStillThere()) emit.end()
+              }).pipe(Effect.repeat(Schedule.spaced(options.recheckEvery)))
+            )
+          )
         )
       }),
     // Unbounded: `fs.watch` cannot be slowed down, and a bounded buffer would only reorder events.

@@ -10,13 +10,14 @@ import type { ProcessProbe } from "../services/ProcessProbe.js"
 import * as Registry from "../services/Registry.js"
 import * as Settings from "../services/Settings.js"
 import * as Timing from "../services/Timing.js"
+import * as Wait from "../services/Wait.js"
 import * as Watch from "../services/Watch.js"
 
 /** What the services run on. */
 export type Ports = Files | ProcessProbe | ClaudeHome
 
 /** Every service of the library, and the ports they run on. */
-export type Services = Registry.Registry | Settings.Settings | Watch.Watch | Policy.Policy | Ports
+export type Services = Registry.Registry | Settings.Settings | Watch.Watch | Wait.Wait | Policy.Policy | Ports
 
 /** The options every composite layer takes. */
 export interface CommonOptions {
@@ -25,7 +26,8 @@ export interface CommonOptions {
 }
 
 export const layerServices = (ports: Layer.Layer<Ports>, options: CommonOptions = {}): Layer.Layer<Services> =>
-  Layer.merge(Watch.layer, Policy.layer).pipe(
+  Wait.layer.pipe(
+    Layer.provideMerge(Layer.merge(Watch.layer, Policy.layer)),
     Layer.provideMerge(Layer.merge(Registry.layer, Settings.layer)),
     // Merged, so that what runs on these services (a mounted command re-pointing its home) can read the same waits.
     Layer.provideMerge(Timing.layer(options.timing)),

@@ -14,6 +14,7 @@
 import type { PlatformError } from "@effect/platform/Error"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import type { Stream } from "effect/Stream"
@@ -68,6 +69,11 @@ export const noExtendedAttributes: ExtendedAttributes = { _tag: "None" }
 export interface WatchEvent {
   /** The entry's name inside the watched directory, when the platform says it. */
   readonly name: string | null
+}
+
+export interface DirectoryWatchOptions {
+  /** How often the watch checks that the path still names the directory it watches. */
+  readonly recheckEvery?: Duration.DurationInput | undefined
 }
 
 export interface Files {
@@ -147,12 +153,15 @@ export interface Files {
   readonly removeFile: (path: string) => Effect.Effect<void, PlatformError>
   /**
    * Change notifications for a directory's entries. Fails with `NotFound` when the directory does
-   * not exist; ends when the directory is removed. Fails, at once or later, when the system refuses
+   * not exist; ends when the directory is removed, and when the path no longer names it (a link on
+   * the way re-pointed elsewhere, a directory renamed over it): a system watches what it opened,
+   * not the path. With `recheckEvery`, the path is looked at that often as well, since re-pointing
+   * a link above the directory sends it no notification; without it, only when a notification comes. Fails, at once or later, when the system refuses
    * notifications (Linux's inotify limits: `EMFILE` for instances, `ENOSPC` for watches, in the
    * error's `description`): the directory can still be read, and a caller that must not miss a
    * change reads it instead.
    */
-  readonly watch: (path: string) => Stream<WatchEvent, PlatformError>
+  readonly watch: (path: string, options?: DirectoryWatchOptions) => Stream<WatchEvent, PlatformError>
 }
 
 export const Files = Context.GenericTag<Files>("claude-peers/Files")

@@ -3,11 +3,13 @@
  * tracked so far to what the new read says. See `Watch.ts` for the rules these implement.
  */
 import * as Equal from "effect/Equal"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Session } from "../domain/Session.js"
 import { appeared, changed, gone, type SessionEvent } from "../domain/SessionEvent.js"
 import type { RegistryEntry, VerdictName } from "../domain/Verdict.js"
 import type { ProcessState } from "./ProcessProbe.js"
+import { withAddresses } from "./RegistryScan.js"
 
 /** Verdicts that a write in progress or a removal in progress can produce: worth one more look. */
 const inconclusive: ReadonlySet<VerdictName> = new Set(["malformed", "unreadable"])
@@ -27,7 +29,23 @@ export const emptyTracking: Tracking = new Map()
 
 const sameSession = Schema.equivalence(Session)
 
-const sameProcess = (a: Session, b: Session): boolean => a.startedAtMs === null || b.startedAtMs === null || a.startedAtMs === b.startedAtMs
+const startTimeOf = (state: ProcessState | undefined): string | undefined =>
+  state !== undefined && state._tag === "Alive" ? Option.getOrUndefined(state.startTime) : undefined
+
+/**
+ * Whether a session read now is the process tracked before: the same `startedAtMs` when both
+ * records carry one; otherwise the same start time of the pid as the probe read it before each of
+ * the two reads, when both are known. Only a proof of another process counts: what is missing or
+ * unreadable proves nothing.
+ */
+const sameProcess = (now: Session, before: Tracked, processNow: ProcessState | undefined): boolean => {
+  const a = now.startedAtMs
+  const b = before.session.startedAtMs
+  if (a !== null && b !== null) return a === b
+  const started = startTimeOf(processNow)
+  const startedBefore = startTimeOf(before.process)
+  return started === undefined || startedBefore === undefined || started === startedBefore
+}
 
 /** Stopping or continuing a process changes its session (`stopped`) without touching its file. */
 const sameState = (a: ProcessState, b: ProcessState): boolean =>
@@ -40,35 +58,62 @@ const sameState = (a: ProcessState, b: ProcessState): boolean =>
  * One read: the events that lead from the sessions tracked so far to what `entries` say, sorted
  * by pid (a `gone` before the `appeared` of the same pid), and what to track from now on.
  * `processes` is what the probe said of the tracked pids just before the read.
+ *
+ * With `scope`, the read covered only those files (a change notification names the file that
+ * changed): a tracked session whose file is outside it stays as it was, and the addresses are
+ * worked out again over every live session, read now or kept, since one name that appears,
+ * changes or goes can change another session's address (two live sessions sharing a name are
+ * addressed by socket). Without `scope`, `entries` are the whole registry.
  */
 export const diffRegistry = (
   before: Tracking,
   entries: ReadonlyArray<RegistryEntry>,
-  processes: ReadonlyMap<number, ProcessState> = new Map()
+  processes: ReadonlyMap<number, ProcessState> = new Map(),
+  scope?: ReadonlySet<string>
 ): readonly [Tracking, ReadonlyArray<SessionEvent>] => {
   const after = new Map<string, Tracked>()
   const events: Array<SessionEvent> = []
   const now = new Map(entries.map((entry) => [entry.file, entry]))
+  const kept: Array<string> = []
   for (const [file, tracked] of before) {
+    if (scope !== undefined && !scope.has(file)) {
+      after.set(file, tracked)
+      kept.push(file)
+      continue
+    }
     const verdict = now.get(file)?.verdict
     if (verdict === undefined) events.push(gone(tracked.session, "removed"))
     else if (verdict._tag === "live") continue
     else if (inconclusive.has(verdict._tag) && !tracked.doubted) after.set(file, { ...tracked, doubted: true })
     else events.push(gone(tracked.session, verdict._tag))
   }
-  for (const entry of entries) {
-    if (entry.verdict._tag !== "live") continue
-    const session = entry.verdict.session
-    const previous = before.get(entry.file)?.session
-    after.set(entry.file, { session, doubted: false, process: processes.get(session.pid) })
-    if (previous === undefined) events.push(appeared(session))
-    else if (!sameProcess(session, previous)) events.push(gone(previous, "pid_reused"), appeared(session))
-    else if (!sameSession(session, previous)) events.push(changed(session, previous))
+  const read = entries.flatMap((entry) => (entry.verdict._tag === "live" ? [entry.verdict.session] : []))
+  // A partial read's addresses were worked out over the files it read: again, over every live session.
+  const sessions = scope === undefined ? read : readdress(read, kept.flatMap((file) => (after.get(file)!.doubted ? [] : [after.get(file)!.session])))
+  for (const [i, session] of sessions.entries()) {
+    if (i >= read.length) {
+      // A kept session whose address the read changed: only its address differs.
+      const tracked = after.get(session.file)!
+      if (!sameSession(session, tracked.session)) {
+        after.set(session.file, { ...tracked, session })
+        events.push(changed(session, tracked.session))
+      }
+      continue
+    }
+    const tracked = before.get(session.file)
+    const process = processes.get(session.pid)
+    after.set(session.file, { session, doubted: false, process })
+    if (tracked === undefined) events.push(appeared(session))
+    else if (!sameProcess(session, tracked, process)) events.push(gone(tracked.session, "pid_reused"), appeared(session))
+    else if (!sameSession(session, tracked.session)) events.push(changed(session, tracked.session))
   }
   // Array.prototype.sort is stable: a pid's `gone` stays before its `appeared`.
   events.sort((a, b) => a.session.pid - b.session.pid)
   return [after, events]
 }
+
+/** The sessions just read, then the kept ones, each with its address over all of them. */
+const readdress = (read: ReadonlyArray<Session>, kept: ReadonlyArray<Session>): ReadonlyArray<Session> => withAddresses([...read, ...kept])
 
 /** Whether the probe's answers leave every tracked session as the last read found it. */
 export const unchangedSince = (tracking: Tracking, processes: ReadonlyMap<number, ProcessState>): boolean =>
