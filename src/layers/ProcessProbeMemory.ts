@@ -8,7 +8,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
-import { make as makeProcessProbe, type ProcessEvidence, type ProcessIdentity, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+import {
+  make as makeProcessProbe,
+  type MountNamespace,
+  type ProcessEvidence,
+  type ProcessIdentity,
+  ProcessProbe,
+  type ProcessState
+} from "../services/ProcessProbe.js"
 
 /** One part of a process's evidence as a test stages it: the value, or `Observed` (an `unreadable(reason)`). */
 export type Staged<A> = A | Observed<A>
@@ -18,6 +25,8 @@ export interface StagedEvidence {
   readonly arguments?: Staged<ReadonlyArray<string>>
   readonly environment?: Staged<ReadonlyMap<string, string> | Readonly<Record<string, string>>>
   readonly workingDirectory?: Staged<string>
+  /** Another mount namespace: its files are staged under `root`. Left out, the process shares ours. */
+  readonly mountNamespace?: Staged<MountNamespace>
 }
 
 export interface MemoryProcessesOptions {
@@ -106,7 +115,8 @@ const defaultEvidence: ProcessEvidence = {
 const withStaged = (evidence: ProcessEvidence, staged: StagedEvidence): ProcessEvidence => ({
   arguments: staged.arguments === undefined ? evidence.arguments : observed(staged.arguments),
   environment: staged.environment === undefined ? evidence.environment : environmentOf(staged.environment),
-  workingDirectory: staged.workingDirectory === undefined ? evidence.workingDirectory : observed(staged.workingDirectory)
+  workingDirectory: staged.workingDirectory === undefined ? evidence.workingDirectory : observed(staged.workingDirectory),
+  mountNamespace: staged.mountNamespace === undefined ? evidence.mountNamespace : observed(staged.mountNamespace)
 })
 
 const exited: ProcessEvidence = {
