@@ -23,6 +23,8 @@ export type Command =
     readonly _tag: "policy"
     readonly query: ResolveQuery | undefined
     readonly managedDirectory: string | undefined
+    /** Answer for a sender of this class only; both classes when undefined. */
+    readonly senderMode?: "bypass" | "prompting" | undefined
   }
 
 /** One command of the union, by its tag. */

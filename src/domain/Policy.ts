@@ -104,7 +104,8 @@ export const unseenWords: Record<Unseen, string> = {
   policyHelper: "the answer of a policy helper program that managed settings can name",
   hostSettings: "settings and managed settings an SDK host hands the session when it starts it",
   remoteKillSwitch: "the switch Claude Code fetches from Anthropic's servers, which decides whether messaging is on while CLAUDE_CODE_HARBOR_KITE is unset",
-  permissionModes: "the permission modes of the two sessions, which decide delivery when no setting does",
+  permissionModes:
+    "the permission mode each session runs in now (the receiver's launch mode is read; Shift+Tab changes it later), which decides delivery when no setting does",
   alwaysDeliverChoice: "the user's \"Always deliver in this session\" choice, which can deliver what the permission modes would hold"
 }
 

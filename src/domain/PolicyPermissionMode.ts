@@ -194,7 +194,9 @@ export const receiverModeOf = (facts: ModeFacts): ReceiverMode => {
   if (environ === null) {
     unread.push({ input: "environment", path: null, detail: "whether CLAUDE_CODE_SUBPROCESS_ENV_SCRUB forces the default mode could not be read" })
   }
-  const acceptedOptions = !facts.background ? [true] : facts.bypassAccepted === null ? [false, true] : [facts.bypassAccepted]
+  // `claude --bg` refuses to launch a bypass job before the disclaimer is accepted: a running one
+  // most likely was, which is what is shown first, but it stays a guess.
+  const acceptedOptions = !facts.background ? [true] : facts.bypassAccepted === null ? [true, false] : [facts.bypassAccepted]
   if (facts.background && facts.bypassAccepted === null) {
     unread.push({ input: "environment", path: null, detail: "whether this background job's bypass disclaimer was accepted could not be read" })
   }
