@@ -33,7 +33,7 @@ export {
   WaitState
 } from "./domain/Errors.js"
 export { normalizeName } from "./domain/Names.js"
-export { SessionPolicy } from "./domain/Policy.js"
+export { effectiveFor, ReceiverMode, SenderOutcome, SessionPolicy } from "./domain/Policy.js"
 export { RecordDescription } from "./domain/Record.js"
 export { Session } from "./domain/Session.js"
 export { Appeared, Changed, Gone, GoneVerdict, SessionEvent } from "./domain/SessionEvent.js"

@@ -48,13 +48,20 @@ const replyBlocks = (text, backgroundShellCommand) => {
   return { blocks: [{ type: "text", text: "ok" }], stop: "end_turn" }
 }
 
+/**
+ * Each reply has its own message id: Claude Code merges streamed messages that share an id into one,
+ * so replies with one id made a turn that chains tool calls see its first reply again and loop.
+ */
+let replies = 0
+const messageId = () => `msg_check_${process.pid}_${++replies}`
+
 const eventStream = (model, blocks, stop) => {
   const events = []
   const add = (name, data) => events.push(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`)
   add("message_start", {
     type: "message_start",
     message: {
-      id: "msg_check",
+      id: messageId(),
       type: "message",
       role: "assistant",
       model,
@@ -131,7 +138,7 @@ export const startMockApi = ({ backgroundShellCommand }) =>
             response,
             200,
             JSON.stringify({
-              id: "msg_check",
+              id: messageId(),
               type: "message",
               role: "assistant",
               model,

@@ -149,6 +149,14 @@ const policyValue: ValueSpec = {
   parse: (word) => (isPolicy(word) ? ok(word) : refused(`settings set takes accept, hold or refuse, not '${word}'`))
 }
 
+const senderModes = ["bypass", "prompting"] as const
+
+const senderModeValue: ValueSpec = {
+  placeholder: "MODE",
+  completion: senderModes,
+  parse: (word) => (senderModes as ReadonlyArray<string>).includes(word) ? ok(word) : refused(`--sender-mode takes bypass or prompting, not '${word}'`)
+}
+
 const json: OptionSpec = { name: "--json", description: "print JSON on stdout instead of a table" }
 
 const expectRevision: OptionSpec = {
@@ -335,6 +343,11 @@ export const commandTable: CommandSpec = {
           description: "the managed settings directory (default: the platform's, /etc/claude-code on Linux)",
           value: directory("--managed-dir")
         },
+        {
+          name: "--sender-mode",
+          description: "answer for a sender of this permission-mode class only: bypass, or prompting (every other mode)",
+          value: senderModeValue
+        },
         json
       ],
       arguments: [sessionId("the session whose policy to tell (default: every live session)")],
@@ -345,7 +358,13 @@ export const commandTable: CommandSpec = {
         if (id !== undefined && name !== undefined) return "policy takes a SESSION_ID or --name NAME, not both"
         if (id === "") return "policy takes a SESSION_ID, and an empty one names no session"
         const query = id !== undefined ? { sessionId: id } : name !== undefined ? { name } : undefined
-        return { _tag: "policy", query, managedDirectory: asString(given.value("--managed-dir")) }
+        const senderMode = asString(given.value("--sender-mode"))
+        return {
+          _tag: "policy",
+          query,
+          managedDirectory: asString(given.value("--managed-dir")),
+          senderMode: senderMode === "bypass" || senderMode === "prompting" ? senderMode : undefined
+        }
       }
     }
   ]

@@ -126,12 +126,14 @@ export const settingsReset = Effect.fn("settings reset")(
 /** Every live session's policy as an array, or the one session's as an object, refused as `resolve` refuses. */
 export const policy = Effect.fn("policy")(function*(json: boolean, command: CommandOf<"policy">) {
   const policies = yield* Policy
+  const forSender = (policy: SessionPolicy): SessionPolicy =>
+    command.senderMode === undefined ? policy : { ...policy, forSender: policy.forSender.filter((o) => o.senderMode === command.senderMode) }
   if (command.query === undefined) {
-    const all = yield* policies.list
+    const all = (yield* policies.list).map(forSender)
     const missing = all.length === 0 && !json ? yield* missingDirectory : undefined
     yield* printData(json, () => Schema.encodeSync(Schema.Array(SessionPolicy))(all), () => policiesText(all, missing))
   } else {
-    const { policy: one } = yield* policies.resolve(command.query)
+    const one = forSender((yield* policies.resolve(command.query)).policy)
     yield* printData(json, () => Schema.encodeSync(SessionPolicy)(one), () => policyText(one))
   }
 }, reportedWithNote)

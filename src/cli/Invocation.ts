@@ -41,6 +41,8 @@ export type Command =
     readonly _tag: "policy"
     readonly query: ResolveQuery | undefined
     readonly managedDirectory: string | undefined
+    /** Answer for a sender of this class only; both classes when undefined. */
+    readonly senderMode?: "bypass" | "prompting" | undefined
   }
 
 /** Which sessions' events `watch` prints: each criterion given must hold (a name compared as Claude Code compares names). */

@@ -3,7 +3,7 @@
  * file or the command line goes through `terminalSafe`.
  */
 import * as Schema from "effect/Schema"
-import { defaultPolicyWords, describePolicy, type SessionPolicy, unseenWords } from "../domain/Policy.js"
+import { defaultPolicyWords, describePolicy, receiverModeCaveat, type SessionPolicy, unseenWords } from "../domain/Policy.js"
 import type { Session } from "../domain/Session.js"
 import type { SessionEvent } from "../domain/SessionEvent.js"
 import { absentPolicyWords, type SettingsView, userScopeNote } from "../domain/Settings.js"
@@ -151,10 +151,18 @@ export const eventLine = (event: SessionEvent): string => {
 /** `null` is Claude Code's default, which decides per message by the two sessions' permission modes. */
 const effectiveText = (policy: SessionPolicy): string => policy.effective ?? "default"
 
+/** The receiver's launch class, `?` marking a partial one. */
+const modeText = (policy: SessionPolicy): string =>
+  policy.receiverMode.class === null ? "unknown" : `${policy.receiverMode.class}${policy.receiverMode.certainty === "partial" ? "?" : ""}`
+
+/** What a sender of each class meets, `?` marking a partial answer. */
+const forSenderText = (policy: SessionPolicy): string =>
+  policy.forSender.map((o) => `${o.senderMode}:${o.outcome ?? "unknown"}${o.certainty === "partial" ? "?" : ""}`).join(" ")
+
 export const policiesTable = (policies: ReadonlyArray<SessionPolicy>): string =>
   table(
-    ["PID", "NAME", "SESSION ID", "EFFECTIVE", "DECIDED BY", "CERTAINTY"],
-    policies.map((p) => [String(p.pid), p.name, p.sessionId, effectiveText(p), p.decidedBy, p.certainty])
+    ["PID", "NAME", "SESSION ID", "EFFECTIVE", "DECIDED BY", "CERTAINTY", "MODE", "FOR SENDER"],
+    policies.map((p) => [String(p.pid), p.name, p.sessionId, effectiveText(p), p.decidedBy, p.certainty, modeText(p), forSenderText(p)])
   )
 
 /** A source's value as a person reads it: a string as it is (made safe by the table), anything else as JSON. */
@@ -180,7 +188,11 @@ const policyNotes = (policies: ReadonlyArray<SessionPolicy>): ReadonlyArray<stri
     for (const unread of p.partialBecause) {
       notes.push(terminalSafe(`partial (pid ${p.pid}): ${unread.detail}${unread.path === null ? "" : ` (${unread.path})`}`))
     }
+    for (const unread of p.receiverMode.partialBecause) {
+      notes.push(terminalSafe(`mode partial (pid ${p.pid}): ${unread.detail}${unread.path === null ? "" : ` (${unread.path})`}`))
+    }
   }
+  if (policies.length > 0) notes.push(`mode: ${receiverModeCaveat}.`)
   const unseen = [...new Set(policies.flatMap((p) => p.unseen))]
   if (unseen.length > 0) {
     notes.push("Not visible from outside a session, so not taken into account:")
@@ -216,6 +228,7 @@ export const policyText = (policy: SessionPolicy): string =>
     "",
     `decided by   ${describePolicy(policy.effective, policy.decidedBy)}`,
     `kill switch  CLAUDE_CODE_HARBOR_KITE ${killSwitchText(policy)}`,
+    terminalSafe(`mode         ${modeText(policy)}${policy.receiverMode.mode === null ? "" : ` (${policy.receiverMode.mode})`}: ${policy.receiverMode.caveat}`),
     "",
     sourcesTable(policy),
     "",

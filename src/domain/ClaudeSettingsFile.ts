@@ -13,6 +13,7 @@
 import { killSwitchInSettings } from "./ClaudeEnvironment.js"
 import { jsonPreview } from "./JsonText.js"
 import type { ReadingProblem, SettingsSource, SourceReading } from "./Policy.js"
+import { type ModeSettings, modeSettingsOfDocument } from "./PolicyPermissionMode.js"
 import { settingsKey } from "./Settings.js"
 
 /** Claude Code's size limit for a settings file. */
@@ -95,6 +96,8 @@ export interface FileOutcome {
   readonly reading: SourceReading
   /** A string when the file sets the variable, undefined when it does not, null when that is unknown. */
   readonly killSwitch: string | undefined | null
+  /** What it says about permission modes, for the receiver's launch mode. */
+  readonly permissions?: ModeSettings | undefined
 }
 
 /**
@@ -117,7 +120,11 @@ export const fileOutcome = (source: SettingsSource, path: string | null, read: F
       if (read.bytes.length > settingsFileMaxBytes) return fileOutcome(source, path, { _tag: "TooLarge", size: read.bytes.length })
       const parsed = parseSettingsText(decodeSettingsText(read.bytes))
       return parsed._tag === "Document"
-        ? { reading: readingOfDocument(source, path, parsed.document), killSwitch: killSwitchInSettings(parsed.document) }
+        ? {
+          reading: readingOfDocument(source, path, parsed.document),
+          killSwitch: killSwitchInSettings(parsed.document),
+          permissions: modeSettingsOfDocument(parsed.document)
+        }
         : { reading: skipped(source, path, parsed.problem, parsed.reason), killSwitch: unknownIfManaged }
     }
   }

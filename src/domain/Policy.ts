@@ -9,6 +9,7 @@
  */
 import * as Schema from "effect/Schema"
 import { type KillSwitch, KillSwitchOrigins } from "./ClaudeEnvironment.js"
+import { PermissionModeClass } from "./PermissionMode.js"
 import { InboundPolicy } from "./Settings.js"
 
 /** Claude Code's names for the five places its settings come from. */
@@ -103,7 +104,8 @@ export const unseenWords: Record<Unseen, string> = {
   policyHelper: "the answer of a policy helper program that managed settings can name",
   hostSettings: "settings and managed settings an SDK host hands the session when it starts it",
   remoteKillSwitch: "the switch Claude Code fetches from Anthropic's servers, which decides whether messaging is on while CLAUDE_CODE_HARBOR_KITE is unset",
-  permissionModes: "the permission modes of the two sessions, which decide delivery when no setting does",
+  permissionModes:
+    "the permission mode each session runs in now (the receiver's launch mode is read; Shift+Tab changes it later), which decides delivery when no setting does",
   alwaysDeliverChoice: "the user's \"Always deliver in this session\" choice, which can deliver what the permission modes would hold"
 }
 
@@ -138,6 +140,33 @@ export const KillSwitchState = Schema.Struct({
   origin: Schema.NullOr(Schema.Literal(...KillSwitchOrigins))
 })
 
+/**
+ * The receiver's permission-mode class as it was launched (`PolicyPermissionMode`), which decides
+ * delivery when no setting does. `class` is the one seen, null when it could be either; a
+ * `partial` one names what was not read.
+ */
+export const ReceiverMode = Schema.Struct({
+  class: Schema.NullOr(PermissionModeClass),
+  /** The mode's own name where it is known (`default`, `plan`, `bypassPermissions`, …). */
+  mode: Schema.NullOr(Schema.String),
+  certainty: Certainty,
+  partialBecause: Schema.Array(UnreadInput),
+  caveat: Schema.String
+})
+export type ReceiverMode = typeof ReceiverMode.Type
+
+export const receiverModeCaveat =
+  "the mode the session was launched in: its user can switch it at any time (Shift+Tab), which nothing outside the process shows"
+
+/** What happens to a message from a sender of one class: the policy's value, or the modes' parity when nothing sets one. */
+export const SenderOutcome = Schema.Struct({
+  senderMode: PermissionModeClass,
+  /** null: the receiver's class is unknown. */
+  outcome: Schema.NullOr(InboundPolicy),
+  certainty: Certainty
+})
+export type SenderOutcome = typeof SenderOutcome.Type
+
 /** `policy --json`'s object for one session. */
 export const SessionPolicy = Schema.Struct({
   pid: Schema.Number,
@@ -153,9 +182,36 @@ export const SessionPolicy = Schema.Struct({
   /** The kill switch `CLAUDE_CODE_HARBOR_KITE` and where its value comes from. */
   killSwitch: KillSwitchState,
   /** Empty when certain; otherwise what could not be read. */
-  partialBecause: Schema.Array(UnreadInput)
+  partialBecause: Schema.Array(UnreadInput),
+  receiverMode: ReceiverMode,
+  /** For a sender of each class (or the one asked for): what becomes of its message. */
+  forSender: Schema.Array(SenderOutcome)
 })
 export type SessionPolicy = typeof SessionPolicy.Type
+
+/**
+ * The inbound policy a sender of class `sender` meets: the effective value when one is set; else
+ * Claude Code's parity rule, `accept` when the classes match and `hold` otherwise; null when the
+ * receiver's class is unknown.
+ */
+export const effectiveFor = (policy: Pick<SessionPolicy, "effective" | "receiverMode">, sender: PermissionModeClass): InboundPolicy | null => {
+  if (policy.effective !== null) return policy.effective
+  const receiver = policy.receiverMode.class
+  if (receiver === null) return null
+  return receiver === sender ? "accept" : "hold"
+}
+
+/** The outcome for one sender class, sure only when every input to it is. */
+export const senderOutcome = (
+  policy: Pick<SessionPolicy, "effective" | "certainty" | "receiverMode">,
+  sender: PermissionModeClass
+): SenderOutcome => ({
+  senderMode: sender,
+  outcome: effectiveFor(policy, sender),
+  certainty: policy.certainty === "certain" && (policy.effective !== null || policy.receiverMode.certainty === "certain") ? "certain" : "partial"
+})
+
+export const senderModes: ReadonlyArray<PermissionModeClass> = ["bypass", "prompting"]
 
 /** What Claude Code does when nothing sets the policy. */
 export const defaultPolicyWords = "Claude Code delivers automatically only when the sender's permission-mode class matches the receiver's, and holds otherwise"

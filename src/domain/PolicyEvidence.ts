@@ -6,7 +6,7 @@
  * A fact that could not be read stays unread all the way to the answer: it is never replaced by
  * a default that would make the answer look surer than it is.
  */
-import { type ClaudeArguments, claudeArgumentsOf } from "./ClaudeArguments.js"
+import { type ClaudeArguments, claudeArgumentsOf, optionsOf } from "./ClaudeArguments.js"
 import {
   enabledFolderSources,
   type KillSwitch,
@@ -25,10 +25,11 @@ import {
   parseSettingsText,
   unreadableReading
 } from "./ClaudeSettingsFile.js"
-import { type Observed, unreadable, valueOf } from "./Observed.js"
-import type { SessionPolicy, SettingsSource, SourceReading } from "./Policy.js"
-import { unseenFor } from "./Policy.js"
+import { type Observed, read, unreadable, valueOf } from "./Observed.js"
+import type { ReceiverMode, SessionPolicy, SettingsSource, SourceReading } from "./Policy.js"
+import { senderModes, senderOutcome, unseenFor } from "./Policy.js"
 import { decidePolicy, type PolicyEvidence } from "./PolicyDecision.js"
+import { type ModeFile, noModeSettings, receiverModeOf } from "./PolicyPermissionMode.js"
 
 /** One file and what reading it gave. `path` is null for JSON text given with `--settings`, and where the file is unknown. */
 export interface FileFact {
@@ -44,17 +45,39 @@ export interface Launch {
   readonly environ: Observed<ReadonlyMap<string, string>>
 }
 
+/** What a background job's state (`<home>/jobs/<jobId>/state.json`) holds of its launch flags. */
+export interface JobLaunch {
+  readonly path: string
+  /** `respawnFlags`, the job's own flags without the program. */
+  readonly flags: Observed<ReadonlyArray<string>>
+}
+
 /**
- * A background worker started as a spare (`CLAUDE_BG_SOURCE=spare` in its launch environment) is
- * handed its real arguments and environment by Claude Code's daemon when a task claims it, after
- * it started: `/proc` still shows the spare's, which say nothing about the settings it now runs
- * with. Only claimed spares are live sessions (an unclaimed one has the verdict `spare`).
+ * Whether an argument vector is a pre-started background worker's (`claude bg-spare --bg-spare
+ * <claim socket>`): Claude Code's daemon starts such a process before any job exists, and hands it
+ * a job's flags over its claim socket later. Its arguments then say nothing of the job's settings.
  */
-export const trustedLaunch = (launch: Launch): Launch & { readonly claimedSpare: boolean } => {
+export const isPreStartedWorker = (cmdline: ReadonlyArray<string>): boolean => cmdline[0] === "claude bg-spare" || optionsOf(cmdline)[0] === "--bg-spare"
+
+/**
+ * A background worker that started before its job (a pre-started worker's arguments, or
+ * `CLAUDE_BG_SOURCE=spare` in its launch environment) is handed its real arguments and environment
+ * by Claude Code's daemon when a job claims it: `/proc` still shows the worker's, which say nothing
+ * about the settings it now runs with. The job's own flags are in its job state, which Claude Code
+ * keeps for restarting it; its environment is seen nowhere.
+ */
+export const trustedLaunch = (launch: Launch, job: JobLaunch | null = null): Launch & { readonly claimedSpare: boolean } => {
   const environ = valueOf(launch.environ)
-  if (environ?.get("CLAUDE_BG_SOURCE")?.trim() !== "spare") return { ...launch, claimedSpare: false }
-  const stale = "this background worker started as a spare and received its real arguments and environment later: /proc still shows the spare's"
-  return { cmdline: unreadable(stale), environ: unreadable(stale), claimedSpare: true }
+  const cmdline = valueOf(launch.cmdline)
+  const worker = (cmdline !== null && isPreStartedWorker(cmdline)) || environ?.get("CLAUDE_BG_SOURCE")?.trim() === "spare"
+  if (!worker) return { ...launch, claimedSpare: false }
+  const stale = "this background worker was started before its job and received the job's arguments and environment later: /proc still shows the worker's"
+  const flags: Observed<ReadonlyArray<string>> = job === null
+    ? unreadable(`${stale}, and the record names no job whose state holds them`)
+    : job.flags._tag === "Read"
+    ? read(["claude", ...job.flags.value])
+    : unreadable(`${stale}; the job's flags in ${job.path} could not be read: ${job.flags.reason}`)
+  return { cmdline: flags, environ: unreadable(stale), claimedSpare: true }
 }
 
 export interface SessionFacts extends Launch {
@@ -83,6 +106,10 @@ export interface SessionFacts extends Launch {
    */
   readonly globalConfig: ReadonlyArray<FileFact>
   readonly sdkHosted: boolean
+  /** A background job's state, for a `kind: "bg"` record with a job id; null otherwise. */
+  readonly job?: JobLaunch | null | undefined
+  /** The record's `kind` is `bg`. */
+  readonly background?: boolean | undefined
 }
 
 type FolderSource = "userSettings" | "projectSettings" | "localSettings"
@@ -205,8 +232,8 @@ const killSwitchFrom = (
   ])
 
 /** The readings, the kill switch and what is known of the setting sources, for `decidePolicy`. */
-export const policyEvidenceOf = (untrusted: SessionFacts): PolicyEvidence => {
-  const { claimedSpare, ...launch } = trustedLaunch(untrusted)
+export const policyEvidenceOf = (untrusted: SessionFacts): PolicyEvidence & { readonly receiverMode: ReceiverMode } => {
+  const { claimedSpare, ...launch } = trustedLaunch(untrusted, untrusted.job ?? null)
   const facts = { ...untrusted, ...launch }
   const cmdline = valueOf(facts.cmdline)
   const args = cmdline === null ? null : claudeArgumentsOf(cmdline)
@@ -231,8 +258,38 @@ export const policyEvidenceOf = (untrusted: SessionFacts): PolicyEvidence => {
     settingSourcesKnown: enabled !== null,
     settingSourcesUnknownBecause: unknownSourcesBecause(facts),
     // A claimed spare bound its socket as a spare, before it received its environment.
-    killSwitch: killSwitchFrom(facts, facts.hasSocket && !claimedSpare, outcomes, enabled)
+    killSwitch: killSwitchFrom(facts, facts.hasSocket && !claimedSpare, outcomes, enabled),
+    receiverMode: receiverModeOf({
+      cmdline: facts.cmdline,
+      environ: facts.environ,
+      folderSourcesEnabled: enabled === null ? null : new Set(enabled),
+      files: [...outcomes.managed, ...outcomes.flag, ...outcomes.user, ...outcomes.local, ...outcomes.project].map(modeFileOf),
+      background: facts.background === true,
+      bypassAccepted: bypassAcceptedOf(facts.globalConfig)
+    })
   }
+}
+
+/** A file's say on the modes: none when Claude Code skips it, unknown when its say on the policy is. */
+const modeFileOf = (outcome: FileOutcome): ModeFile => ({
+  source: outcome.reading.source,
+  path: outcome.reading.path,
+  settings: outcome.permissions ??
+    (outcome.killSwitch === null
+      ? { _tag: "Unknown", reason: outcome.reading.detail ?? "could not be read" }
+      : noModeSettings)
+})
+
+/** `bypassPermissionsModeAccepted` where the global config's candidate files agree on it; null when they do not or one is unreadable. */
+const bypassAcceptedOf = (candidates: ReadonlyArray<FileFact>): boolean | null => {
+  const answers = candidates.map((fact): boolean | null => {
+    if (fact.read._tag === "Failed") return null
+    if (fact.read._tag !== "Bytes") return false
+    const parsed = parseSettingsText(decodeSettingsText(fact.read.bytes))
+    return parsed._tag === "Document" && parsed.document["bypassPermissionsModeAccepted"] === true
+  })
+  const first = answers[0] ?? false
+  return answers.every((answer) => answer === first) ? first : null
 }
 
 const unknownSourcesBecause = (facts: Launch): string | undefined => {
@@ -259,6 +316,8 @@ export const sessionPolicyOf = (facts: SessionFacts): SessionPolicy => {
       effective: answer.effective
     }),
     killSwitch: evidence.killSwitch,
-    partialBecause: answer.partialBecause
+    partialBecause: answer.partialBecause,
+    receiverMode: evidence.receiverMode,
+    forSender: senderModes.map((sender) => senderOutcome({ ...answer, receiverMode: evidence.receiverMode }, sender))
   }
 }

@@ -10,6 +10,7 @@ import * as Option from "effect/Option"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
 import {
   make as makeProcessProbe,
+  type MountNamespace,
   type ProcessEvidence,
   type ProcessIdentity,
   ProcessProbe,
@@ -25,6 +26,8 @@ export interface StagedEvidence {
   readonly arguments?: Staged<ReadonlyArray<string>>
   readonly environment?: Staged<ReadonlyMap<string, string> | Readonly<Record<string, string>>>
   readonly workingDirectory?: Staged<string>
+  /** Another mount namespace: its files are staged under `root`. Left out, the process shares ours. */
+  readonly mountNamespace?: Staged<MountNamespace>
 }
 
 export interface MemoryProcessesOptions {
@@ -133,7 +136,8 @@ const defaultEvidence: ProcessEvidence = {
 const withStaged = (evidence: ProcessEvidence, staged: StagedEvidence): ProcessEvidence => ({
   arguments: staged.arguments === undefined ? evidence.arguments : observed(staged.arguments),
   environment: staged.environment === undefined ? evidence.environment : environmentOf(staged.environment),
-  workingDirectory: staged.workingDirectory === undefined ? evidence.workingDirectory : observed(staged.workingDirectory)
+  workingDirectory: staged.workingDirectory === undefined ? evidence.workingDirectory : observed(staged.workingDirectory),
+  mountNamespace: staged.mountNamespace === undefined ? evidence.mountNamespace : observed(staged.mountNamespace)
 })
 
 const exited: ProcessEvidence = {

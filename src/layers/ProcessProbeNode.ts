@@ -357,8 +357,16 @@ const linuxEvidence = (pid: number): ProcessEvidence =>
     workingDirectory: procRead("the working directory", () => {
       const target = fs.readlinkSync(`/proc/${pid}/cwd`)
       return target.endsWith(" (deleted)") ? unreadable("its working directory has been deleted") : read(target)
+    }),
+    mountNamespace: procRead("the mount namespace", () => {
+      const id = fs.readlinkSync(`/proc/${pid}/ns/mnt`)
+      return read({ id, ours: id === ownMountNamespace(), root: `/proc/${pid}/root` })
     })
   }))
+
+/** Ours does not change while we run. */
+let ownMount: string | undefined
+const ownMountNamespace = (): string => (ownMount ??= fs.readlinkSync("/proc/self/ns/mnt"))
 
 /**
  * Options Claude Code reads its settings from. `ps` joins a process's arguments with spaces, so

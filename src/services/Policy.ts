@@ -15,15 +15,15 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as path from "node:path"
 import { type ClaudeArguments, claudeArgumentsOf } from "../domain/ClaudeArguments.js"
-import { userSettingsFileName } from "../domain/ClaudeEnvironment.js"
-import { unreadable, valueOf } from "../domain/Observed.js"
+import { decodeSettingsText, type FileRead, parseSettingsText } from "../domain/ClaudeSettingsFile.js"
+import { type Observed, read as readObserved, unreadable, valueOf } from "../domain/Observed.js"
 import type { SessionPolicy } from "../domain/Policy.js"
-import { type FileFact, sessionPolicyOf, trustedLaunch } from "../domain/PolicyEvidence.js"
+import { type FileFact, isPreStartedWorker, type JobLaunch, sessionPolicyOf, trustedLaunch } from "../domain/PolicyEvidence.js"
 import { projectSettingsFiles } from "../domain/ProjectSettings.js"
 import type { Session } from "../domain/Session.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { Files } from "./Files.js"
-import { type FileReader, gitRootOf, makeFileReader, managedFacts } from "./PolicyFiles.js"
+import { type FileReader, gitRootOf, makeFileReader, managedFacts, sessionView, userFact } from "./PolicyFiles.js"
 import { type ProcessEvidence, ProcessProbe } from "./ProcessProbe.js"
 import { Registry, type ResolveError, type ResolveOptions, type ResolveQuery } from "./Registry.js"
 
@@ -87,9 +87,11 @@ const flagFact = (
 const globalConfigCandidates = (
   reader: FileReader,
   home: ClaudeHome,
-  environ: ReadonlyMap<string, string> | null
+  environ: ReadonlyMap<string, string> | null,
+  foreign: boolean
 ): Effect.Effect<ReadonlyArray<FileFact>> =>
   Effect.gen(function*() {
+    if (foreign && environ === null) return [notRead(null, "its home inside its own mount namespace is unknown")]
     const name = (environ?.get("CLAUDE_CODE_CUSTOM_OAUTH_URL") ?? "") !== "" ? ".claude-custom-oauth.json" : ".claude.json"
     const configDir = environ?.get("CLAUDE_CONFIG_DIR")
     const folders = environ === null
@@ -127,20 +129,55 @@ const projectFacts = (
     }
   })
 
+/** The job state's `respawnFlags`: a list of strings, or why it is not one. */
+const jobFlagsOf = (read: FileRead): Observed<ReadonlyArray<string>> => {
+  switch (read._tag) {
+    case "Missing":
+      return unreadable("the file does not exist")
+    case "NotAFile":
+      return unreadable("it is not a regular file")
+    case "TooLarge":
+      return unreadable("it is larger than this reader reads")
+    case "Failed":
+      return unreadable(read.reason)
+    case "Bytes": {
+      const parsed = parseSettingsText(decodeSettingsText(read.bytes))
+      if (parsed._tag === "Skipped") return unreadable(`it is not a JSON object (${parsed.reason})`)
+      const flags = parsed.document["respawnFlags"]
+      // Claude Code defaults a missing list to none: a job launched without flags.
+      if (flags === undefined) return readObserved([])
+      return Array.isArray(flags) && flags.every((flag) => typeof flag === "string")
+        ? readObserved(flags as ReadonlyArray<string>)
+        : unreadable("its respawnFlags is not a list of strings")
+    }
+  }
+}
+
 export const make = Effect.gen(function*() {
   const files = yield* Files
   const probe = yield* ProcessProbe
   const home = yield* ClaudeHome
   const registry = yield* Registry
 
-  const policyOf = (reader: FileReader, session: Session, evidence: ProcessEvidence): Effect.Effect<SessionPolicy> =>
+  /** A background job's launch flags, read only for a worker whose own arguments are not the job's. */
+  const jobOf = (reader: FileReader, session: Session, evidence: ProcessEvidence): Effect.Effect<JobLaunch | null> => {
+    const cmdline = valueOf(evidence.arguments)
+    if (session.kind !== "bg" || session.jobId === null || cmdline === null || !isPreStartedWorker(cmdline)) return Effect.succeed(null)
+    if (!/^[A-Za-z0-9_-]+$/.test(session.jobId)) return Effect.succeed(null)
+    const file = path.join(home.root, "jobs", session.jobId, "state.json")
+    return Effect.map(reader.read(file), (read) => ({ path: file, flags: jobFlagsOf(read) }))
+  }
+
+  const policyOf = (shared: FileReader, session: Session, evidence: ProcessEvidence): Effect.Effect<SessionPolicy> =>
     Effect.gen(function*() {
+      const job = yield* jobOf(shared, session, evidence)
       const launch = { cmdline: evidence.arguments, environ: evidence.environment }
-      const trusted = trustedLaunch(launch)
+      const trusted = trustedLaunch(launch, job)
       const cmdline = valueOf(trusted.cmdline)
       const environ = valueOf(trusted.environ)
       const args = cmdline === null ? null : claudeArgumentsOf(cmdline)
       const workingDirectory = trusted.claimedSpare ? null : valueOf(evidence.workingDirectory)
+      const reader = sessionView(shared, session.pid, evidence.mountNamespace)
       const { local, project } = yield* projectFacts(reader, args, session.cwd ?? workingDirectory, environ)
       return sessionPolicyOf({
         pid: session.pid,
@@ -150,11 +187,13 @@ export const make = Effect.gen(function*() {
         ...launch,
         managed: yield* managedFacts(reader, home.managedSettingsDirectory),
         flag: args === null ? null : yield* flagFact(reader, args, workingDirectory ?? session.cwd),
-        user: yield* reader.fact(path.join(home.root, environ === null ? "settings.json" : userSettingsFileName(environ))),
+        user: yield* userFact(shared, reader, home, environ, evidence.mountNamespace),
         project,
         local,
-        globalConfig: yield* globalConfigCandidates(reader, home, environ),
-        sdkHosted: session.entrypoint !== null && session.entrypoint !== "cli"
+        globalConfig: yield* globalConfigCandidates(reader, home, environ, reader !== shared),
+        sdkHosted: session.entrypoint !== null && session.entrypoint !== "cli",
+        job,
+        background: session.kind === "bg"
       })
     })
 

@@ -12,12 +12,16 @@
 import type { PlatformError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as path from "node:path"
+import { userSettingsFileName } from "../domain/ClaudeEnvironment.js"
 import type { FileRead } from "../domain/ClaudeSettingsFile.js"
 import { settingsFileMaxBytes } from "../domain/ClaudeSettingsFile.js"
 import { dropInDirectoryName, type DropInEntry, dropInNames, managedFileName } from "../domain/ManagedSettings.js"
+import type { Observed } from "../domain/Observed.js"
 import type { FileFact } from "../domain/PolicyEvidence.js"
 import { canonicalGitRoot, type GitEntry, linkedGitDir } from "../domain/ProjectSettings.js"
+import type { ClaudeHome } from "./ClaudeHome.js"
 import type { Files } from "./Files.js"
+import type { MountNamespace } from "./ProcessProbe.js"
 
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
 
@@ -136,3 +140,63 @@ export const gitRootOf = (files: Files, folder: string): Effect.Effect<string | 
       : (yield* gitEntryAt(files, common)) !== "none"
     return canonicalGitRoot(found.root, { gitDir, commondir, backLink, commonDirHasGitEntry })
   })
+
+/** The port with every path taken inside `root`: the files a process in another mount namespace sees. */
+const filesUnder = (files: Files, root: string): Files => ({
+  ...files,
+  readDirectory: (file) => files.readDirectory(root + file),
+  readDirectoryIfExists: (file) => files.readDirectoryIfExists(root + file),
+  stat: (file) => files.stat(root + file),
+  lstat: (file) => files.lstat(root + file),
+  readBounded: (file, options) => files.readBounded(root + file, options)
+})
+
+const failedView = (files: Files, reason: string): FileReader => {
+  const read = (): Effect.Effect<FileRead> => Effect.succeed({ _tag: "Failed", reason })
+  return { read, fact: (file) => Effect.succeed({ path: file, read: { _tag: "Failed", reason } }), files: filesUnder(files, "/nonexistent-mount-namespace") }
+}
+
+/**
+ * The files as the session sees them. A session in another mount namespace (a container,
+ * `unshare --mount`) reads its own `/etc/claude-code/…` and project files at the paths it names:
+ * here they are under its root (`/proc/<pid>/root`), readable by root or its own user, and the
+ * readings name the path that was read. When its namespace cannot be told, no file at its paths is
+ * known to be the one it reads.
+ */
+export const sessionView = (shared: FileReader, pid: number, mount: Observed<MountNamespace> | undefined): FileReader => {
+  if (mount === undefined || (mount._tag === "Read" && mount.value.ours)) return shared
+  if (mount._tag === "Unreadable") {
+    return failedView(shared.files, `whether session ${pid} sees the files we see is unknown: its mount namespace could not be read (${mount.reason})`)
+  }
+  const root = mount.value.root
+  const through = (read: FileRead): FileRead =>
+    read._tag === "Failed"
+      ? {
+        _tag: "Failed",
+        reason: `${read.reason} (read through ${root}: the session runs in another mount namespace, whose files only root or its own user may read)`
+      }
+      : read
+  const read = (file: string) => Effect.map(shared.read(root + file), through)
+  return { read, fact: (file) => Effect.map(read(file), (outcome) => ({ path: root + file, read: outcome })), files: filesUnder(shared.files, root) }
+}
+
+/**
+ * The user's settings file. The session registered in this home, so in our mount namespace the
+ * home is this one. In another namespace its home is wherever its environment puts it there
+ * (`CLAUDE_CONFIG_DIR`, else `$HOME/.claude`), read through its root; without its environment, the
+ * registry's own directory, which it writes, is taken as its home.
+ */
+export const userFact = (
+  shared: FileReader,
+  view: FileReader,
+  home: ClaudeHome,
+  environ: ReadonlyMap<string, string> | null,
+  mount: Observed<MountNamespace> | undefined
+): Effect.Effect<FileFact> => {
+  const name = environ === null ? "settings.json" : userSettingsFileName(environ)
+  const foreign = mount !== undefined && mount._tag === "Read" && !mount.value.ours
+  if (!foreign || environ === null) return shared.fact(path.join(home.root, name))
+  const configDir = environ.get("CLAUDE_CONFIG_DIR")
+  const itsHome = configDir !== undefined && configDir !== "" ? configDir : path.join(environ.get("HOME") ?? "/", ".claude")
+  return view.fact(path.join(itsHome, name))
+}

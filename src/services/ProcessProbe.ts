@@ -80,6 +80,22 @@ export interface ProcessEvidence {
   readonly environment: Observed<ReadonlyMap<string, string>>
   /** Where the process runs now (Linux: the target of `/proc/<pid>/cwd`). */
   readonly workingDirectory: Observed<string>
+  /**
+   * The mount namespace it runs in. A process in another one (a container, `unshare --mount`)
+   * reads other files at the same paths: its `/etc/claude-code/…` and its project are not ours.
+   * Absent where the platform has no mount namespaces: the process sees the files we see.
+   */
+  readonly mountNamespace?: Observed<MountNamespace> | undefined
+}
+
+/** A process's mount namespace, seen from this one. */
+export interface MountNamespace {
+  /** Linux: the target of `/proc/<pid>/ns/mnt`, `mnt:[<inode>]`. */
+  readonly id: string
+  /** Whether it is this process's own: then its paths name the files we read at them. */
+  readonly ours: boolean
+  /** Where its `/` is reached from here (Linux `/proc/<pid>/root`): prefixed to its paths, they name its files. */
+  readonly root: string
 }
 
 export interface ProcessProbe {
