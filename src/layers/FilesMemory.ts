@@ -186,6 +186,7 @@ export const make = (tree: MemoryTree): Files => {
     readDirectoryIfExists,
     stat: (path) => run(() => infoOf(kernel.existing(path, true, "stat", "stat").node)),
     lstat: (path) => run(() => infoOf(kernel.existing(path, false, "lstat", "lstat").node)),
+    realPath: (path) => run(() => kernel.realPath(path, "realPath", "realpath")),
     readBounded,
     makeDirectory: (path, mode, owner) => run(() => kernel.makeDirectories(path, mode, "makeDirectory", owner)),
     writeNewFile,

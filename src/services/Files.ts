@@ -41,6 +41,8 @@ export interface FileInfo extends Owner {
   readonly size: number
   /** Permission bits only (`mode & 0o7777`). */
   readonly mode: number
+  /** The last write of its content, in epoch ms (`mtime`). */
+  readonly modifiedAtMs: number
 }
 
 export type BoundedRead =
@@ -71,6 +73,11 @@ export interface Files {
   readonly stat: (path: string) => Effect.Effect<FileInfo, PlatformError>
   /** Does not follow a final link. */
   readonly lstat: (path: string) => Effect.Effect<FileInfo, PlatformError>
+  /**
+   * The absolute path with every link followed and no `.` or `..` left (`realpath(3)`): how two
+   * spellings of one directory are known to be one. Fails with `NotFound` when nothing is there.
+   */
+  readonly realPath: (path: string) => Effect.Effect<string, PlatformError>
   /**
    * Reads a regular file of at most `maxBytes`. Opens without blocking (so a FIFO swapped in after
    * a stat still cannot hang the read) and checks the opened descriptor: a non-regular file is

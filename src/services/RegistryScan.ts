@@ -55,19 +55,30 @@ interface Candidate {
   readonly pid: number | null
 }
 
-/**
- * Every live session's `address`: its name, unless another live session's name is the same under
- * Claude Code's normalization (then a message sent by name could reach either), in which case the
- * socket, which no other process can hold; null without a socket.
- */
 export { scanBatchSize } from "./ScanBatches.js"
 
-export const withAddresses = (sessions: ReadonlyArray<Session>): ReadonlyArray<Session> => {
+/** Whom an `address` serves. */
+export interface AddressScope {
+  /**
+   * Whether a name can be an address at all: only for a sender in the session's own Claude home
+   * (from another home Claude Code answers "No agent named … is reachable"). So it is false for
+   * sessions listed over several homes, or from another home than the caller's own.
+   */
+  readonly names: boolean
+}
+
+/**
+ * Every live session's `address`, the one place it is decided: its name, unless another live
+ * session's name is the same under Claude Code's normalization (then a message sent by name could
+ * reach either) or the name cannot serve (`AddressScope`), in which case the socket, which no other
+ * process can hold; null without a socket. `sessions` are one home's.
+ */
+export const withAddresses = (sessions: ReadonlyArray<Session>, scope: AddressScope = { names: true }): ReadonlyArray<Session> => {
   const holders = new Map<string, number>()
   for (const s of sessions) holders.set(normalizeName(s.name), (holders.get(normalizeName(s.name)) ?? 0) + 1)
   return sessions.map((s) => ({
     ...s,
-    address: s.socketPath === null ? null : holders.get(normalizeName(s.name)) === 1 ? s.name : `uds:${s.socketPath}`
+    address: s.socketPath === null ? null : scope.names && holders.get(normalizeName(s.name)) === 1 ? s.name : `uds:${s.socketPath}`
   }))
 }
 
@@ -78,7 +89,7 @@ const eachInBatches = <A, B>(items: ReadonlyArray<A>, f: (item: A) => Effect.Eff
   Effect.map(inBatches(items, (batch) => Effect.forEach(batch, f)), (results) => results.flat())
 
 /** The scan over one registry directory, through the file and process ports. */
-export const makeScan = (files: Files, probe: ProcessProbe, directory: string, timings: Timing.Timings) => {
+export const makeScan = (files: Files, probe: ProcessProbe, directory: string, timings: Timing.Timings, scope: AddressScope = { names: true }) => {
   /**
    * What `path.join(directory, name)` puts before a name, worked out once: a listed `*.json` name is
    * one plain component (no separator, never `.` or `..`), so the join is this and the name. A join
@@ -220,7 +231,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
           live.push({ index, session })
         }
       }
-      withAddresses(live.map((l) => l.session)).forEach((session, i) => {
+      withAddresses(live.map((l) => l.session), scope).forEach((session, i) => {
         const index = live[i]!.index
         entries[index] = { ...entries[index]!, verdict: { _tag: "live", session } }
       })
