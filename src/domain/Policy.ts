@@ -153,7 +153,9 @@ export const SessionPolicy = Schema.Struct({
   /** The kill switch `CLAUDE_CODE_HARBOR_KITE` and where its value comes from. */
   killSwitch: KillSwitchState,
   /** Empty when certain; otherwise what could not be read. */
-  partialBecause: Schema.Array(UnreadInput)
+  partialBecause: Schema.Array(UnreadInput),
+  /** The Claude home the session registered in: present when several homes are read. */
+  home: Schema.optionalWith(Schema.String, { exact: true })
 })
 export type SessionPolicy = typeof SessionPolicy.Type
 

@@ -130,11 +130,13 @@ const projectFacts = (
 export const make = Effect.gen(function*() {
   const files = yield* Files
   const probe = yield* ProcessProbe
-  const home = yield* ClaudeHome
+  const callersHome = yield* ClaudeHome
   const registry = yield* Registry
 
   const policyOf = (reader: FileReader, session: Session, evidence: ProcessEvidence): Effect.Effect<SessionPolicy> =>
     Effect.gen(function*() {
+      // Over several homes, the session's user settings are its own home's.
+      const home = session.home === undefined ? callersHome : { ...callersHome, root: session.home }
       const launch = { cmdline: evidence.arguments, environ: evidence.environment }
       const trusted = trustedLaunch(launch)
       const cmdline = valueOf(trusted.cmdline)
@@ -142,7 +144,7 @@ export const make = Effect.gen(function*() {
       const args = cmdline === null ? null : claudeArgumentsOf(cmdline)
       const workingDirectory = trusted.claimedSpare ? null : valueOf(evidence.workingDirectory)
       const { local, project } = yield* projectFacts(reader, args, session.cwd ?? workingDirectory, environ)
-      return sessionPolicyOf({
+      const policy = sessionPolicyOf({
         pid: session.pid,
         sessionId: session.sessionId,
         name: session.name,
@@ -156,6 +158,7 @@ export const make = Effect.gen(function*() {
         globalConfig: yield* globalConfigCandidates(reader, home, environ),
         sdkHosted: session.entrypoint !== null && session.entrypoint !== "cli"
       })
+      return session.home === undefined ? policy : { ...policy, home: session.home }
     })
 
   /** A session whose process changed while it was read: nothing of its launch can be trusted. */

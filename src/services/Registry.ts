@@ -51,8 +51,15 @@ export interface MissingDirectory {
 }
 
 export interface Registry {
-  /** Every `*.json` entry of the registry directory with its verdict, sorted by file; a live session with its transcript. */
+  /** Every `*.json` entry of the registry directory with its verdict, sorted by file. */
   readonly inspect: Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError>
+  /**
+   * The session with its transcript's fields (`transcriptPath`, `transcriptUpdatedAtMs`), looked up
+   * in its home (a stat, and for a long directory a listing): what `resolve` adds, and `inspect`'s
+   * caller asks for. `list` and `inspect` leave them out, so that a watch does not take a transcript
+   * write for a change of the session.
+   */
+  readonly transcript: (session: Session) => Effect.Effect<Session>
   /** The live sessions, sorted by pid. */
   readonly list: Effect.Effect<ReadonlyArray<Session>, PlatformError>
   /**
@@ -144,7 +151,7 @@ const answers = (
   transcripts: (entry: RegistryEntry) => Effect.Effect<RegistryEntry>,
   missingDirectory: Effect.Effect<Option.Option<MissingDirectory>>
 ): Registry => {
-  const inspect = scan(false).pipe(Effect.flatMap((entries) => Effect.forEach(entries, transcripts)), Effect.withSpan("Registry.inspect"))
+  const inspect = scan(false).pipe(Effect.withSpan("Registry.inspect"))
 
   const list = scan(true).pipe(Effect.map(liveSessions), Effect.withSpan("Registry.list"))
 
@@ -168,7 +175,20 @@ const answers = (
     return found.verdict._tag === "live" ? found.verdict.session : session
   })
 
-  return Registry.of({ inspect, list, resolve, missingDirectory })
+  const transcript = (session: Session) =>
+    Effect.map(
+      transcripts({
+        file: session.file,
+        verdict: { _tag: "live", session },
+        pid: session.pid,
+        sessionId: session.sessionId,
+        name: session.name,
+        ...(session.home === undefined ? {} : { home: session.home })
+      }),
+      (entry) => (entry.verdict._tag === "live" ? entry.verdict.session : session)
+    )
+
+  return Registry.of({ inspect, list, resolve, transcript, missingDirectory })
 }
 
 const absentThrough = (files: Files) => (path: string) =>
@@ -224,6 +244,7 @@ export const makeHomes = Effect.gen(function*() {
       const scanned = yield* Effect.forEach(all, (home) => Effect.map(scanOf(home)(onlyLivePids), (entries) => entries.map(labelled(home))))
       return scanned.flat().sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
     })
+  // A registry file is `<home>/sessions/<pid>.json`.
   const homeOf = (entry: RegistryEntry) => entry.home ?? path.dirname(path.dirname(entry.file))
   const transcripts = (entry: RegistryEntry) => entryWithTranscript(files, homeOf(entry))(entry)
   const missingDirectory = Effect.flatMap(homes.homes, (all) => (all.length === 1 ? missingIn(files, all[0]!) : Effect.succeedNone))
