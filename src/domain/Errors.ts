@@ -67,7 +67,7 @@ export type Candidate = typeof Candidate.Type
 /** ` in homes A and B`, when the candidates are in more than one Claude home; else nothing. */
 const inHomes = (candidates: ReadonlyArray<Candidate>): string => {
   const homes = [...new Set(candidates.flatMap((c) => (c.home === undefined ? [] : [c.home])))]
-  return homes.length > 1 ? ` in the Claude homes ${listed(homes, quote, " and ")}` : ""
+  return homes.length > 1 ? ` in the Claude homes ${listed(homes, (home) => quote(home), " and ")}` : ""
 }
 
 export class IdentityMismatch extends Schema.TaggedError<IdentityMismatch>("claude-peers/IdentityMismatch")(
