@@ -28,6 +28,7 @@ import { fileURLToPath } from "node:url"
 import { claudeCodeVersion, claudeEnvironment, ensureClaudeCode, writeClaudeHome } from "./check-claude/claude-code.mjs"
 import { isUndocumented, renderTable } from "./check-claude/compare.mjs"
 import { makeDriver } from "./check-claude/driver.mjs"
+import { checkHomes } from "./check-claude/homes.mjs"
 import { checkLiveness } from "./check-claude/liveness.mjs"
 import { startMockApi } from "./check-claude/mock-api.mjs"
 import { makeObserver } from "./check-claude/observe.mjs"
@@ -297,6 +298,7 @@ const main = async () => {
     })
   ) allRows.push(row)
   await runWaitPhase({ commandPath: join(repoRoot, "bin", "claude-peers.js"), driver, home, log, tmux, work })
+  await checkHomes({ claude, commandPath: join(repoRoot, "bin", "claude-peers.js"), directory: run.directory, env, log })
 
   const undocumented = allRows.filter(isUndocumented).length
   const documented = allRows.filter((row) => row.judgement.startsWith("documented")).length

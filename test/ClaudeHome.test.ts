@@ -33,14 +33,16 @@ describe("the Claude home", () => {
     }
   })
 
-  it("the rule: the option, then a non-empty CLAUDE_CONFIG_DIR, then ~/.claude, asking for the user's home only then", () => {
+  it("the rule: the option, then CLAUDE_CONFIG_DIR (empty: the working directory), then ~/.claude, asking for the user's home only then", () => {
     const home = () => "/home/someone"
     expect(rootOf("/given", "/configured", noHome)).toBe("/given")
     expect(rootOf("/given", undefined, noHome)).toBe("/given")
     expect(rootOf(undefined, "/configured", noHome)).toBe("/configured")
     // A comma is part of the path, as Effect's Config reads a single string.
     expect(rootOf(undefined, "/a,b", noHome)).toBe("/a,b")
-    expect(rootOf(undefined, "", home)).toBe(path.join("/home/someone", ".claude"))
+    // Set but empty: the working directory, as Claude Code takes it.
+    expect(rootOf(undefined, "", noHome, () => "/work/here")).toBe("/work/here")
+    expect(rootOf(undefined, "", noHome)).toBe(process.cwd())
     expect(rootOf(undefined, undefined, home)).toBe(path.join("/home/someone", ".claude"))
   })
 
@@ -50,7 +52,7 @@ describe("the Claude home", () => {
     expect(withConfig(new Map([["CLAUDE_CONFIG_DIR", "/configured"]]))).toBe("/configured")
     expect(withConfig(new Map([["CLAUDE_CONFIG_DIR", "/configured"]]), "/given")).toBe("/given")
     setEnv("HOME", "/home/someone")
-    expect(withConfig(new Map([["CLAUDE_CONFIG_DIR", ""]]))).toBe(path.join("/home/someone", ".claude"))
+    expect(withConfig(new Map([["CLAUDE_CONFIG_DIR", ""]]))).toBe(process.cwd())
     expect(withConfig(new Map())).toBe(path.join("/home/someone", ".claude"))
   })
 

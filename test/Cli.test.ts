@@ -193,7 +193,7 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
     expect(watch.stderr).toBe("")
   })
 
-  it("the Claude home: --claude-home, then CLAUDE_CONFIG_DIR, then ~/.claude", () => {
+  it("the Claude home: --claude-home, then CLAUDE_CONFIG_DIR (empty: the working directory), then ~/.claude", () => {
     const other = makeHome({})
     const fakeUser = path.join(tmp, "user")
     fs.mkdirSync(path.join(fakeUser, ".claude"), { recursive: true })
@@ -203,7 +203,17 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
     expect(count([], { CLAUDE_CONFIG_DIR: home, HOME: fakeUser })).toBe(2)
     expect(count([], { CLAUDE_CONFIG_DIR: other, HOME: fakeUser })).toBe(0)
     expect(count([], { HOME: fakeUser })).toBe(2)
-    expect(count([], { CLAUDE_CONFIG_DIR: "", HOME: fakeUser })).toBe(2)
+    // Set but empty: the working directory is the home, as Claude Code takes it.
+    const inDirectory = (cwd: string) =>
+      (JSON.parse(
+        spawnSync(process.execPath, [binPath, "list", "--json"], {
+          cwd,
+          encoding: "utf8",
+          env: { PATH: process.env.PATH, CLAUDE_CONFIG_DIR: "", HOME: fakeUser }
+        }).stdout
+      ) as Array<unknown>).length
+    expect(inDirectory(home)).toBe(2)
+    expect(inDirectory(other)).toBe(0)
   })
 
   it("a missing registry directory is an empty list, not an error", () => {

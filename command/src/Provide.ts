@@ -8,9 +8,11 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FilesNode from "../../src/layers/FilesNode.js"
 import type { NodeOptions } from "../../src/layers/Node.js"
+import { standardHomes } from "../../src/layers/Node.js"
 import * as ProcessProbeNode from "../../src/layers/ProcessProbeNode.js"
 import type { Ports } from "../../src/layers/Services.js"
 import * as ClaudeHome from "../../src/services/ClaudeHome.js"
+import * as ClaudeHomes from "../../src/services/ClaudeHomes.js"
 import { Files } from "../../src/services/Files.js"
 import * as Policy from "../../src/services/Policy.js"
 import { ProcessProbe } from "../../src/services/ProcessProbe.js"
@@ -54,3 +56,31 @@ export const provideNodePolicy = provideOne(
   Policy.make,
   <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideServiceEffect(effect, Registry.Registry, Registry.make)
 )
+
+/** The homes of an invocation that asked for several: `claudeHome` (or the default home) first. */
+const homesNode = (options: NodeOptions) =>
+  Effect.flatMap(standardHomes, (standard) =>
+    ClaudeHomes.make({
+      roots: [ClaudeHome.rootOf(options.claudeHome, process.env.CLAUDE_CONFIG_DIR, ClaudeHome.userHome), ...(options.claudeHomes ?? [])],
+      all: options.allHomes === true
+    }, { ...options, standard }))
+
+/** The registry over several homes (and, with `Policy`, the policy over it), over the ports. */
+const provideHomes = (options: NodeOptions, withPolicy: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.suspend(() => {
+    const withService: Effect.Effect<A, E, unknown> = withPolicy ? Effect.provideServiceEffect(effect, Policy.Policy, Policy.make) : effect
+    const withRegistry = Effect.provideServiceEffect(withService, Registry.Registry, Registry.makeHomes)
+    const withHomes = Effect.provideServiceEffect(withRegistry, ClaudeHomes.ClaudeHomes, homesNode(options))
+    const timed = options.timing === undefined ? withHomes : Effect.provideService(withHomes, Timing.Timing, Timing.make(options.timing))
+    return Effect.provide(timed as Effect.Effect<A, E, Ports>, portsNode(options)) as Effect.Effect<
+      A,
+      E,
+      Exclude<R, Registry.Registry | Policy.Policy | ClaudeHomes.ClaudeHomes | Ports>
+    >
+  })
+
+/** The registry over several homes, over the ports. */
+export const provideNodeRegistryHomes = (options: NodeOptions = {}) => provideHomes(options, false)
+
+/** The policy, and the registry over several homes it reads, over the ports. */
+export const provideNodePolicyHomes = (options: NodeOptions = {}) => provideHomes(options, true)

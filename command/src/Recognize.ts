@@ -9,7 +9,7 @@
  * help text; a property test holds the two to the same invocations.
  */
 import { readArgv } from "../../src/cli/Argv.js"
-import { commandAt, type CommandSpec, commandTable, type Given } from "../../src/cli/CommandTable.js"
+import { commandAt, type CommandSpec, commandTable, type Given, invocationOf } from "../../src/cli/CommandTable.js"
 import type { Invocation } from "../../src/cli/Invocation.js"
 
 /** The parsed values of `given` options declared by `command` (none of them a built-in), each option's in the order written, or undefined. */
@@ -68,5 +68,12 @@ export const recognize = (args: ReadonlyArray<string>): Invocation | undefined =
   }
   const made = command.make(given)
   if (typeof made === "string") return undefined
-  return { claudeHome: program.get("--claude-home")?.at(-1) as string | undefined, json: given.flag("--json"), command: made }
+  const programGiven: Given = {
+    flag: (name) => program.get(name)?.[0] === true,
+    value: (name) => program.get(name)?.at(-1),
+    values: (name) => program.get(name) ?? [],
+    arguments: []
+  }
+  const invocation = invocationOf(programGiven, given.flag("--json"), made)
+  return typeof invocation === "string" ? undefined : invocation
 }

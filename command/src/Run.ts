@@ -8,13 +8,17 @@
  */
 // The stand-in, not the package: a run that finds its home builds no error class.
 import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import * as Handlers from "../../src/cli/Handlers.js"
 import type { CommandOf, Invocation } from "../../src/cli/Invocation.js"
 import { reportFailures } from "../../src/cli/Report.js"
-import { layerNode } from "../../src/layers/Node.js"
+import { layerNode, type NodeOptions } from "../../src/layers/Node.js"
+import type { Ports } from "../../src/layers/Services.js"
 import { rootOf, userHome } from "../../src/services/ClaudeHome.js"
+import type { Registry } from "../../src/services/Registry.js"
 import { type PlatformError, SystemError } from "./PlatformErrorsOnFirstUse.js"
-import { provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "./Provide.js"
+import { provideNodePolicy, provideNodePolicyHomes, provideNodeRegistry, provideNodeRegistryHomes, provideNodeSettings } from "./Provide.js"
 import { endedOnSignal, interruptedOnSignal } from "./Signals.js"
 
 /**
@@ -41,45 +45,78 @@ const claudeHome = (invocation: Invocation): Effect.Effect<string, PlatformError
     }
   })
 
+/**
+ * Whether the invocation's one home is the caller's default home (no `--claude-home`, or one that is
+ * it by real path): only there is a session's name an address for the caller's senders, since Claude
+ * Code resolves a name only among the sessions of the sender's own home.
+ */
+const isDefaultHome = (invocation: Invocation, home: string): boolean => {
+  if (invocation.claudeHome === undefined) return true
+  const real = (dir: string) => {
+    try {
+      return fs.realpathSync(dir)
+    } catch {
+      return path.resolve(dir)
+    }
+  }
+  try {
+    return real(home) === real(rootOf(undefined, process.env.CLAUDE_CONFIG_DIR, userHome))
+  } catch {
+    return false
+  }
+}
+
+/** The Node options of an invocation over its Claude home: several homes when it asked for them. */
+const optionsOf = (invocation: Invocation, home: string): NodeOptions =>
+  invocation.claudeHomes === undefined
+    ? { claudeHome: home, sendersHome: isDefaultHome(invocation, home) }
+    : { claudeHome: home, claudeHomes: invocation.claudeHomes.slice(1), allHomes: invocation.allHomes === true }
+
 /** `run` over the invocation's Claude home; a home that cannot be found is reported as every failure is. */
-const inHome = <A, E, R>(invocation: Invocation, run: (home: string) => Effect.Effect<A, E, R>) =>
-  Effect.flatMap(reportFailures(invocation.json)(claudeHome(invocation)), run)
+const inHome = <A, E, R>(invocation: Invocation, run: (options: NodeOptions) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(reportFailures(invocation.json)(claudeHome(invocation)), (home) => run(optionsOf(invocation, home)))
 
-export const runList = (invocation: Invocation) => inHome(invocation, (home) => Handlers.list(invocation.json).pipe(provideNodeRegistry({ claudeHome: home })))
+/** The registry of the invocation's home, or of its several homes. */
+const registryFor = (options: NodeOptions) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Registry | Ports>> =>
+  options.claudeHomes === undefined
+    ? provideNodeRegistry(options)(effect)
+    : provideNodeRegistryHomes(options)(effect) as Effect.Effect<A, E, Exclude<R, Registry | Ports>>
 
-export const runInspect = (invocation: Invocation) =>
-  inHome(invocation, (home) => Handlers.inspect(invocation.json).pipe(provideNodeRegistry({ claudeHome: home })))
+export const runList = (invocation: Invocation) => inHome(invocation, (options) => Handlers.list(invocation.json).pipe(registryFor(options)))
+
+export const runInspect = (invocation: Invocation) => inHome(invocation, (options) => Handlers.inspect(invocation.json).pipe(registryFor(options)))
 
 export const runResolve = (invocation: Invocation, command: CommandOf<"resolve">) =>
-  inHome(invocation, (home) => Handlers.resolve(invocation.json, command).pipe(provideNodeRegistry({ claudeHome: home })))
+  inHome(invocation, (options) => Handlers.resolve(invocation.json, command).pipe(registryFor(options)))
 
 export const runSettingsGet = (invocation: Invocation) =>
-  inHome(invocation, (home) => Handlers.settingsGet(invocation.json).pipe(provideNodeSettings({ claudeHome: home })))
+  inHome(invocation, (options) => Handlers.settingsGet(invocation.json).pipe(provideNodeSettings(options)))
 
 export const runSettingsSet = (invocation: Invocation, command: CommandOf<"settings set">) =>
   interruptedOnSignal(
-    inHome(invocation, (home) => Handlers.settingsSet(invocation.json, command).pipe(provideNodeSettings({ claudeHome: home })))
+    inHome(invocation, (options) => Handlers.settingsSet(invocation.json, command).pipe(provideNodeSettings(options)))
   )
 
 export const runSettingsReset = (invocation: Invocation, command: CommandOf<"settings reset">) =>
   interruptedOnSignal(
-    inHome(invocation, (home) => Handlers.settingsReset(invocation.json, command).pipe(provideNodeSettings({ claudeHome: home })))
+    inHome(invocation, (options) => Handlers.settingsReset(invocation.json, command).pipe(provideNodeSettings(options)))
   )
 
 export const runPolicy = (invocation: Invocation, command: CommandOf<"policy">) =>
-  inHome(invocation, (home) =>
-    Handlers.policy(invocation.json, command).pipe(
-      provideNodePolicy({ claudeHome: home, managedSettingsDirectory: command.managedDirectory })
-    ))
+  inHome(invocation, (options) => {
+    const withManaged = { ...options, managedSettingsDirectory: command.managedDirectory }
+    const effect = Handlers.policy(invocation.json, command)
+    return options.claudeHomes === undefined ? provideNodePolicy(withManaged)(effect) : provideNodePolicyHomes(withManaged)(effect)
+  })
 
 export const runWatch = (invocation: Invocation, command: CommandOf<"watch">) =>
   endedOnSignal(
-    inHome(invocation, (home) => Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: home }))))
+    inHome(invocation, (options) => Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode(options))))
   )
 
 /** `wait` holds nothing to release: a signal keeps its default action (the process ends). */
 export const runWait = (invocation: Invocation, command: CommandOf<"wait">) =>
-  inHome(invocation, (home) => Handlers.wait(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: home }))))
+  inHome(invocation, (options) => Handlers.wait(invocation.json, command).pipe(Effect.provide(layerNode(options))))
 
 /** Any invocation: what the full command line runs. */
 export const runInvocation = (invocation: Invocation) => {

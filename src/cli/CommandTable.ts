@@ -12,7 +12,7 @@ import type { WaitState } from "../domain/Errors.js"
 import { inboundPolicyNames } from "../domain/InboundPolicyNames.js"
 import type { InboundPolicy } from "../domain/Settings.js"
 import type { Status } from "../domain/Status.js"
-import type { Command } from "./Invocation.js"
+import type { Command, Invocation } from "./Invocation.js"
 import { maxIntervalMillis, parseInterval, parseRevision } from "./Invocation.js"
 
 /** A value parsed, or the sentence of the usage error it is. */
@@ -179,7 +179,16 @@ export const commandTable: CommandSpec = {
   description:
     "Find the Claude Code sessions that are really running, read or update the user-level policy for messages between them, and tell the policy in effect for each.",
   options: [
-    { name: "--claude-home", description: "the Claude home (default: $CLAUDE_CONFIG_DIR, then ~/.claude)", value: directory("--claude-home") },
+    {
+      name: "--claude-home",
+      description: "the Claude home (default: $CLAUDE_CONFIG_DIR, then ~/.claude); more than one: read them all",
+      value: directory("--claude-home"),
+      repeatable: true
+    },
+    {
+      name: "--all-homes",
+      description: "read every Claude home: the default one, $CLAUDE_CONFIG_DIR's and every live Claude Code process's"
+    },
     {
       name: "--completions",
       description: "print a completion script for bash, fish, sh or zsh",
@@ -375,4 +384,19 @@ export const commandAt = (path: ReadonlyArray<string>, tree: CommandSpec = comma
   let at: CommandSpec | undefined = tree
   for (const name of path) at = at?.subcommands?.find((sub) => sub.name === name)
   return at
+}
+
+/**
+ * The invocation a command line makes of the program's options and its command, or the sentence of
+ * the usage error it is: `--claude-home` given more than once, or `--all-homes`, reads several homes,
+ * and a settings command, which reads and writes one home's file, then refuses.
+ */
+export const invocationOf = (program: Given, json: boolean, command: Command): Invocation | string => {
+  const homes = program.values("--claude-home").filter((home): home is string => typeof home === "string")
+  const allHomes = program.flag("--all-homes")
+  const several = allHomes || homes.length > 1
+  if (several && command._tag.startsWith("settings")) {
+    return `${command._tag} reads and writes the settings file of one Claude home: give one --claude-home, not ${allHomes ? "--all-homes" : `${homes.length}`}`
+  }
+  return { claudeHome: homes[0], json, command, ...(several ? { claudeHomes: homes, allHomes } : {}) }
 }

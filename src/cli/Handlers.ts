@@ -64,7 +64,13 @@ export const list = Effect.fn("list")(function*(json: boolean) {
 }, reported)
 
 export const inspect = Effect.fn("inspect")(function*(json: boolean) {
-  const entries = yield* (yield* Registry).inspect
+  const registry = yield* Registry
+  // Each live session with its transcript, as `resolve` gives it.
+  const entries = yield* Effect.flatMap(registry.inspect, (all) =>
+    Effect.forEach(all, (entry) =>
+      entry.verdict._tag === "live"
+        ? Effect.map(registry.transcript(entry.verdict.session), (session) => ({ ...entry, verdict: { _tag: "live" as const, session } }))
+        : Effect.succeed(entry)))
   const missing = entries.length === 0 && !json ? yield* missingDirectory : undefined
   yield* printData(json, () => entries.map(inspectRow), () => entriesTable(entries, missing))
 }, reported)

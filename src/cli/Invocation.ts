@@ -57,8 +57,15 @@ export interface WatchFilter {
 export type CommandOf<T extends Command["_tag"]> = Extract<Command, { readonly _tag: T }>
 
 export interface Invocation {
-  /** `--claude-home DIR`; undefined for `CLAUDE_CONFIG_DIR`, then `~/.claude`. */
+  /** `--claude-home DIR` (the first, when given more than once); undefined for `CLAUDE_CONFIG_DIR`, then `~/.claude`. */
   readonly claudeHome: string | undefined
+  /**
+   * Present when several homes are asked for: every `--claude-home` given, in order (`claudeHome`
+   * is the first). The commands then read each home, and their sessions carry `home`.
+   */
+  readonly claudeHomes?: ReadonlyArray<string> | undefined
+  /** `--all-homes`: also the default home, `$CLAUDE_CONFIG_DIR`'s and every live Claude Code process's. */
+  readonly allHomes?: boolean | undefined
   readonly json: boolean
   readonly command: Command
 }

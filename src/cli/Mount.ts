@@ -26,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { layerServices, type Services } from "../layers/Services.js"
 import * as ClaudeHome from "../services/ClaudeHome.js"
+import * as ClaudeHomes from "../services/ClaudeHomes.js"
 import { Files } from "../services/Files.js"
 import { ProcessProbe } from "../services/ProcessProbe.js"
 import { Timing } from "../services/Timing.js"
@@ -47,7 +48,7 @@ import { terminalSafe } from "./Text.js"
  */
 const hostRunner = (invocation: Invocation): Effect.Effect<void, ExitCode | OutputFailed, Services> => {
   const managed = invocation.command._tag === "policy" ? invocation.command.managedDirectory : undefined
-  if (invocation.claudeHome === undefined && managed === undefined) return handle(invocation)
+  if (invocation.claudeHome === undefined && managed === undefined && invocation.claudeHomes === undefined) return handle(invocation)
   return Effect.gen(function*() {
     const home = yield* ClaudeHome.ClaudeHome
     const ports = Context.make(Files, yield* Files).pipe(
@@ -57,7 +58,19 @@ const hostRunner = (invocation: Invocation): Effect.Effect<void, ExitCode | Outp
         ClaudeHome.make(invocation.claudeHome ?? home.root, { managedSettingsDirectory: managed ?? home.managedSettingsDirectory })
       )
     )
-    return yield* handle(invocation).pipe(Effect.provide(layerServices(Layer.succeedContext(ports), { timing: yield* Timing })))
+    const portsLayer = Layer.succeedContext(ports)
+    // Several homes: the host's home is the default one `--all-homes` starts from.
+    const homes = invocation.claudeHomes === undefined ? undefined : Layer.provide(
+      Layer.effect(
+        ClaudeHomes.ClaudeHomes,
+        ClaudeHomes.make(
+          { roots: [invocation.claudeHome ?? home.root, ...invocation.claudeHomes.slice(1)], all: invocation.allHomes === true },
+          { managedSettingsDirectory: managed ?? home.managedSettingsDirectory, standard: [home.root] }
+        )
+      ),
+      portsLayer
+    )
+    return yield* handle(invocation).pipe(Effect.provide(layerServices(portsLayer, { timing: yield* Timing }, homes)))
   })
 }
 

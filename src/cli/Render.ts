@@ -28,18 +28,30 @@ const yesNo = (value: boolean): string => (value ? "yes" : "no")
 /** An empty answer, and the directory that does not exist when that is why it is empty. */
 export const nothing = (what: string, missing: string | undefined): string => missing === undefined ? what : `${what} (${terminalSafe(missing)} does not exist)`
 
+/** A HOME column, last, when the rows come from several Claude homes (they carry `home`); else none. */
+const withHomeColumn = <A extends { readonly home?: string | undefined }>(
+  headers: ReadonlyArray<string>,
+  items: ReadonlyArray<A>,
+  row: (item: A) => ReadonlyArray<string>
+): string =>
+  items.some((item) => item.home !== undefined)
+    ? table([...headers, "HOME"], items.map((item) => [...row(item), item.home ?? "-"]))
+    : table([...headers], items.map((item) => [...row(item)]))
+
 export const sessionsTable = (sessions: ReadonlyArray<Session>, missing?: string): string =>
   sessions.length === 0
     ? nothing("no live sessions", missing)
-    : table(
+    : withHomeColumn(
       ["PID", "NAME", "STATUS", "SESSION ID", "ADDRESS", "CWD"],
-      sessions.map((s) => [String(s.pid), s.name, listStatus(s), s.sessionId, orDash(s.address), orDash(s.cwd)])
+      sessions,
+      (s) => [String(s.pid), s.name, listStatus(s), s.sessionId, orDash(s.address), orDash(s.cwd)]
     )
 
 /**
- * `inspect --json`'s rows: `{file, verdict, detail, pid, sessionId, name}`. `inspectRow` builds them
- * in this order with these types, so the command prints them as they are; a test holds the two to
- * the same JSON.
+ * `inspect --json`'s rows: `{file, verdict, detail, pid, sessionId, name, transcriptPath,
+ * transcriptUpdatedAtMs}` (the transcript's fields null but for a live session whose transcript was
+ * found), and `home` over several homes. `inspectRow` builds them in this order with these types, so
+ * the command prints them as they are; a test holds the two to the same JSON.
  */
 export const InspectRow = Schema.Struct({
   file: Schema.String,
@@ -48,32 +60,38 @@ export const InspectRow = Schema.Struct({
   detail: Schema.String,
   pid: Schema.NullOr(Schema.Number),
   sessionId: Schema.NullOr(Schema.String),
-  name: Schema.NullOr(Schema.String)
+  name: Schema.NullOr(Schema.String),
+  transcriptPath: Schema.NullOr(Schema.String),
+  transcriptUpdatedAtMs: Schema.NullOr(Schema.Number),
+  home: Schema.optionalWith(Schema.String, { exact: true })
 })
 export type InspectRow = typeof InspectRow.Type
 
-export const inspectRow = (entry: RegistryEntry): InspectRow => ({
-  file: entry.file,
-  verdict: entry.verdict._tag,
-  detail: describeVerdict(entry.verdict),
-  pid: entry.pid,
-  sessionId: entry.sessionId,
-  name: entry.name
-})
+export const inspectRow = (entry: RegistryEntry): InspectRow => {
+  const session = entry.verdict._tag === "live" ? entry.verdict.session : undefined
+  return {
+    file: entry.file,
+    verdict: entry.verdict._tag,
+    detail: describeVerdict(entry.verdict),
+    pid: entry.pid,
+    sessionId: entry.sessionId,
+    name: entry.name,
+    transcriptPath: session?.transcriptPath ?? null,
+    transcriptUpdatedAtMs: session?.transcriptUpdatedAtMs ?? null,
+    ...(entry.home === undefined ? {} : { home: entry.home })
+  }
+}
 
 export const entriesTable = (entries: ReadonlyArray<RegistryEntry>, missing?: string): string =>
   entries.length === 0
     ? nothing("no registry files", missing)
-    : table(
-      ["FILE", "VERDICT", "PID", "NAME", "DETAIL"],
-      entries.map((e) => [
-        e.file.slice(e.file.lastIndexOf("/") + 1),
-        e.verdict._tag,
-        orDash(e.pid),
-        orDash(e.name),
-        describeVerdict(e.verdict)
-      ])
-    )
+    : withHomeColumn(["FILE", "VERDICT", "PID", "NAME", "DETAIL"], entries, (e) => [
+      e.file.slice(e.file.lastIndexOf("/") + 1),
+      e.verdict._tag,
+      orDash(e.pid),
+      orDash(e.name),
+      describeVerdict(e.verdict)
+    ])
 
 const detailFields: ReadonlyArray<readonly [string, (s: Session) => string | number | null]> = [
   ["pid", (s) => s.pid],
@@ -95,9 +113,23 @@ const detailFields: ReadonlyArray<readonly [string, (s: Session) => string | num
   ["unaddressable", unaddressableText]
 ]
 
+/** The fields only some answers have: shown when the session carries them. */
+const optionalDetailFields: ReadonlyArray<readonly [string, (s: Session) => string | number | null | undefined]> = [
+  ["transcriptPath", (s) => s.transcriptPath],
+  ["transcriptUpdatedAt", (s) => (typeof s.transcriptUpdatedAtMs === "number" ? new Date(s.transcriptUpdatedAtMs).toISOString() : s.transcriptUpdatedAtMs)],
+  ["home", (s) => s.home]
+]
+
 export const sessionDetails = (session: Session): string => {
-  const width = Math.max(...detailFields.map(([label]) => label.length))
-  return detailFields.map(([label, get]) => `${label.padEnd(width)}  ${terminalSafe(orDash(get(session)))}`).join("\n")
+  const fields = [
+    ...detailFields,
+    ...optionalDetailFields.flatMap(([label, get]) => {
+      const value = get(session)
+      return value === undefined ? [] : [[label, () => value] as const]
+    })
+  ]
+  const width = Math.max(...fields.map(([label]) => label.length))
+  return fields.map(([label, get]) => `${label.padEnd(width)}  ${terminalSafe(orDash(get(session)))}`).join("\n")
 }
 
 /** A few labelled lines; the path is the only text that did not come from this program. */
@@ -138,13 +170,15 @@ const differences = (session: Session, previous: Session): string => {
 /** `+ appeared  PID  NAME  STATUS  CWD`, `~ changed …`, `- gone      PID  NAME  (VERDICT)`. */
 export const eventLine = (event: SessionEvent): string => {
   const { name, pid } = event.session
+  // Over several homes, the line ends with the session's home.
+  const home = event.session.home === undefined ? "" : `  [${event.session.home}]`
   switch (event._tag) {
     case "appeared":
-      return terminalSafe(`+ appeared  ${pid}  ${name}  ${statusText(event.session)}  ${orDash(event.session.cwd)}`)
+      return terminalSafe(`+ appeared  ${pid}  ${name}  ${statusText(event.session)}  ${orDash(event.session.cwd)}${home}`)
     case "changed":
-      return terminalSafe(`~ changed   ${pid}  ${name}  ${statusText(event.session)}  (${differences(event.session, event.previous)})`)
+      return terminalSafe(`~ changed   ${pid}  ${name}  ${statusText(event.session)}  (${differences(event.session, event.previous)})${home}`)
     case "gone":
-      return terminalSafe(`- gone      ${pid}  ${name}  (${event.verdict})`)
+      return terminalSafe(`- gone      ${pid}  ${name}  (${event.verdict})${home}`)
   }
 }
 
@@ -160,9 +194,10 @@ const forSenderText = (policy: SessionPolicy): string =>
   policy.forSender.map((o) => `${o.senderMode}:${o.outcome ?? "unknown"}${o.certainty === "partial" ? "?" : ""}`).join(" ")
 
 export const policiesTable = (policies: ReadonlyArray<SessionPolicy>): string =>
-  table(
+  withHomeColumn(
     ["PID", "NAME", "SESSION ID", "EFFECTIVE", "DECIDED BY", "CERTAINTY", "MODE", "FOR SENDER"],
-    policies.map((p) => [String(p.pid), p.name, p.sessionId, effectiveText(p), p.decidedBy, p.certainty, modeText(p), forSenderText(p)])
+    policies,
+    (p) => [String(p.pid), p.name, p.sessionId, effectiveText(p), p.decidedBy, p.certainty, modeText(p), forSenderText(p)]
   )
 
 /** A source's value as a person reads it: a string as it is (made safe by the table), anything else as JSON. */

@@ -13,7 +13,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { repeatSeparator } from "./Argv.js"
-import { type ArgumentSpec, type CommandSpec, commandTable, type Given, type OptionSpec, type ValueSpec } from "./CommandTable.js"
+import { type ArgumentSpec, type CommandSpec, commandTable, type Given, invocationOf, type OptionSpec, type ValueSpec } from "./CommandTable.js"
 import type { Invocation } from "./Invocation.js"
 import type { OutputFailed } from "./Output.js"
 import { type ExitCode, UsageError } from "./Report.js"
@@ -96,8 +96,10 @@ export const commandTreeOf = (table: CommandSpec): AnyCommand => {
         const made = make(given)
         if (typeof made === "string") return yield* new UsageError({ message: made })
         const program = givenOf((yield* root) as Record<string, unknown>)
+        const invocation = invocationOf(program, given.flag("--json"), made)
+        if (typeof invocation === "string") return yield* new UsageError({ message: invocation })
         const run = yield* Runner
-        yield* run({ claudeHome: program.value("--claude-home") as string | undefined, json: given.flag("--json"), command: made })
+        yield* run(invocation)
       })).pipe(Command.withDescription(spec.description)) as unknown as AnyCommand
     const subcommands = spec.subcommands
     return subcommands === undefined

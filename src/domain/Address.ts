@@ -62,6 +62,8 @@ export interface Shared {
   readonly name: boolean
   /** Another live session carries the same session id (`--resume`, `--session-id`, `--continue`). */
   readonly sessionId: boolean
+  /** The sender is not in the session's Claude home (`AddressScope`): no name reaches it from there. */
+  readonly otherHome?: boolean
 }
 
 /**
@@ -75,12 +77,22 @@ export const addressOf = (
 ): { readonly address: string | null; readonly unaddressable: Unaddressable | null } => {
   if (session.socketPath === null) return { address: null, unaddressable: "no_socket" }
   if (unaddressable !== null) return { address: null, unaddressable }
-  const byName = !shared.name && !shared.sessionId && !parsedAsAddress(session.name)
+  const byName = shared.otherHome !== true && !shared.name && !shared.sessionId && !parsedAsAddress(session.name)
   return { address: byName ? session.name : `uds:${session.socketPath}`, unaddressable: null }
 }
 
-/** Every live session with its address, decided against the others of `sessions`. */
-export const withAddresses = (sessions: ReadonlyArray<Session>): ReadonlyArray<Session> => {
+/** Whom an `address` serves. */
+export interface AddressScope {
+  /**
+   * Whether a name can be an address at all: only for a sender in the session's own Claude home
+   * (from another home Claude Code answers "No agent named … is reachable"). So it is false for
+   * sessions listed over several homes, or from another home than the caller's own.
+   */
+  readonly names: boolean
+}
+
+/** Every live session with its address, decided against the others of `sessions` (one home's). */
+export const withAddresses = (sessions: ReadonlyArray<Session>, scope: AddressScope = { names: true }): ReadonlyArray<Session> => {
   const names = new Map<string, number>()
   const ids = new Map<string, number>()
   for (const s of sessions) {
@@ -92,7 +104,8 @@ export const withAddresses = (sessions: ReadonlyArray<Session>): ReadonlyArray<S
     ...s,
     ...addressOf(s, s.unaddressable === "other_user" ? "other_user" : null, {
       name: names.get(normalizeName(s.name))! > 1,
-      sessionId: ids.get(s.sessionId)! > 1
+      sessionId: ids.get(s.sessionId)! > 1,
+      otherHome: !scope.names
     })
   }))
 }

@@ -58,9 +58,17 @@ export const Candidate = Schema.Struct({
   name: Schema.String,
   socketPath: Schema.NullOr(Schema.String),
   kind: Schema.NullOr(Schema.String),
-  jobId: Schema.NullOr(Schema.String)
+  jobId: Schema.NullOr(Schema.String),
+  /** The Claude home the record is in: present when several homes are read. */
+  home: Schema.optionalWith(Schema.String, { exact: true })
 })
 export type Candidate = typeof Candidate.Type
+
+/** ` in homes A and B`, when the candidates are in more than one Claude home; else nothing. */
+const inHomes = (candidates: ReadonlyArray<Candidate>): string => {
+  const homes = [...new Set(candidates.flatMap((c) => (c.home === undefined ? [] : [c.home])))]
+  return homes.length > 1 ? ` in the Claude homes ${listed(homes, (home) => quote(home), " and ")}` : ""
+}
 
 export class IdentityMismatch extends Schema.TaggedError<IdentityMismatch>("claude-peers/IdentityMismatch")(
   "IdentityMismatch",
@@ -79,10 +87,12 @@ export class IdentityMismatch extends Schema.TaggedError<IdentityMismatch>("clau
   override get message(): string {
     const pids = (records: ReadonlyArray<Candidate>) => listed(records, (c) => String(c.pid), ", ")
     if (this.shared === "query") {
-      return `${asked(this.query)} belongs to ${this.candidates.length} live sessions (pids ${pids(this.candidates)}): refusing to pick one`
+      return `${asked(this.query)} belongs to ${this.candidates.length} live sessions (pids ${pids(this.candidates)}${
+        inHomes(this.candidates)
+      }): refusing to pick one`
     }
     const [found, ...rivals] = this.candidates
-    const carriers = `live pid${rivals.length > 1 ? "s" : ""} ${pids(rivals)}`
+    const carriers = `live pid${rivals.length > 1 ? "s" : ""} ${pids(rivals)}${inHomes(this.candidates)}`
     if (this.shared === "sessionId") {
       return `${asked(this.query)} resolves to pid ${found?.pid}, but its session id ${
         quote(found?.sessionId ?? "")

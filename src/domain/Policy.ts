@@ -185,7 +185,9 @@ export const SessionPolicy = Schema.Struct({
   partialBecause: Schema.Array(UnreadInput),
   receiverMode: ReceiverMode,
   /** For a sender of each class (or the one asked for): what becomes of its message. */
-  forSender: Schema.Array(SenderOutcome)
+  forSender: Schema.Array(SenderOutcome),
+  /** The Claude home the session registered in: present when several homes are read. */
+  home: Schema.optionalWith(Schema.String, { exact: true })
 })
 export type SessionPolicy = typeof SessionPolicy.Type
 

@@ -48,7 +48,17 @@ export const Session = Schema.Struct({
    */
   stopped: Schema.Boolean,
   /** Why `address` is null; null when it is not. */
-  unaddressable: Schema.NullOr(Unaddressable)
+  unaddressable: Schema.NullOr(Unaddressable),
+  /**
+   * The transcript Claude Code writes for the session (`<home>/projects/<cwd made a directory
+   * name>/<sessionId>.jsonl`), or null when it is not there. Looked up by `resolve` and `inspect`
+   * only (a stat per session); absent from `list`.
+   */
+  transcriptPath: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+  /** The transcript's last write (epoch ms): the activity signal when a status is latched. Null with no transcript. */
+  transcriptUpdatedAtMs: Schema.optionalWith(Schema.NullOr(Schema.Number), { exact: true }),
+  /** The Claude home the session registered in: present when the program reads several homes. */
+  home: Schema.optionalWith(Schema.String, { exact: true })
 })
 export type Session = typeof Session.Type
 
@@ -78,5 +88,8 @@ export const sessionJson = (s: Session): Session => ({
   tmux: s.tmux,
   file: s.file,
   stopped: s.stopped,
-  unaddressable: s.unaddressable
+  unaddressable: s.unaddressable,
+  ...(s.transcriptPath === undefined ? {} : { transcriptPath: s.transcriptPath }),
+  ...(s.transcriptUpdatedAtMs === undefined ? {} : { transcriptUpdatedAtMs: s.transcriptUpdatedAtMs }),
+  ...(s.home === undefined ? {} : { home: s.home })
 })

@@ -122,6 +122,8 @@ export const RegistryEntry = Schema.Struct({
   verdict: Verdict,
   pid: Schema.NullOr(Schema.Number),
   sessionId: Schema.NullOr(Schema.String),
-  name: Schema.NullOr(Schema.String)
+  name: Schema.NullOr(Schema.String),
+  /** The Claude home the file is in: present when several homes are read. */
+  home: Schema.optionalWith(Schema.String, { exact: true })
 })
 export type RegistryEntry = typeof RegistryEntry.Type

@@ -222,6 +222,7 @@ export const make = (tree: MemoryTree): Files => {
         return node.target
       }),
     runsAs: Effect.sync(() => Option.some(kernel.user)),
+    realPath: (path) => run(() => kernel.realPath(path, "realPath", "realpath")),
     readBounded,
     makeDirectory: (path, mode, owner) => run(() => kernel.makeDirectories(path, mode, "makeDirectory", owner)),
     writeNewFile,

@@ -56,6 +56,7 @@ const infoOf = (stats: NFS.Stats): FileInfo => ({
   type: typeOf(stats),
   size: stats.size,
   mode: stats.mode & 0o7777,
+  modifiedAtMs: stats.mtimeMs,
   uid: stats.uid,
   gid: stats.gid
 })
@@ -390,6 +391,8 @@ const removeFile = (path: string): Effect.Effect<void, PlatformError> =>
     }
   })
 
+const realPath = (path: string): Effect.Effect<string, PlatformError> => attemptSync("realPath", path, () => NFS.realpathSync(path))
+
 /** Every operation of the port on `node:fs`. */
 export const make = (): Files =>
   makeFiles({
@@ -399,6 +402,7 @@ export const make = (): Files =>
     lstat,
     readLink,
     runsAs,
+    realPath,
     readBounded,
     makeDirectory,
     writeNewFile,

@@ -5,10 +5,11 @@
  */
 import * as Layer from "effect/Layer"
 import * as ClaudeHome from "../services/ClaudeHome.js"
+import * as ClaudeHomes from "../services/ClaudeHomes.js"
 import * as FilesMemory from "./FilesMemory.js"
 import { makeMemoryTree, type MemoryTree, type MemoryUser } from "./MemoryTree.js"
 import * as ProcessProbeMemory from "./ProcessProbeMemory.js"
-import { type CommonOptions, layerServices, type Services } from "./Services.js"
+import { type CommonOptions, type HomesOptions, layerServices, type Services } from "./Services.js"
 
 export interface MemoryWorld {
   /** The file tree: write records and settings here, inject torn reads and racing writers. */
@@ -34,25 +35,32 @@ export const makeMemoryWorld = (options: MemoryWorldOptions = {}): MemoryWorld =
   home: ClaudeHome.make(options.claudeHome ?? "/home/user/.claude", options)
 })
 
-export interface MemoryOptions extends CommonOptions {
+export interface MemoryOptions extends CommonOptions, HomesOptions {
   /** Another Claude home in the same tree than the world's. */
   readonly claudeHome?: string | undefined
   /** Another managed settings directory in the same tree than the world's. */
   readonly managedSettingsDirectory?: string | undefined
 }
 
-/** Registry, Settings, Watch and Policy over a memory world, with the ports they run on. */
-export const layerMemory = (world: MemoryWorld, options: MemoryOptions = {}): Layer.Layer<Services> =>
-  layerServices(
-    Layer.mergeAll(
-      FilesMemory.layer(world.tree),
-      ProcessProbeMemory.layer(world.processes),
-      Layer.succeed(
-        ClaudeHome.ClaudeHome,
-        ClaudeHome.make(options.claudeHome ?? world.home.root, {
-          managedSettingsDirectory: options.managedSettingsDirectory ?? world.home.managedSettingsDirectory
-        })
-      )
-    ),
-    options
+/**
+ * Registry, Settings, Watch and Policy over a memory world, with the ports they run on. With
+ * `claudeHomes` or `allHomes`, over several homes of the tree, as `layerNode` reads several on the
+ * machine; the world's own home is then the default home `allHomes` starts from, and a process's
+ * home is what its staged environment says.
+ */
+export const layerMemory = (world: MemoryWorld, options: MemoryOptions = {}): Layer.Layer<Services> => {
+  const homeOptions = { managedSettingsDirectory: options.managedSettingsDirectory ?? world.home.managedSettingsDirectory }
+  const root = options.claudeHome ?? world.home.root
+  const ports = Layer.mergeAll(
+    FilesMemory.layer(world.tree),
+    ProcessProbeMemory.layer(world.processes),
+    Layer.succeed(ClaudeHome.ClaudeHome, ClaudeHome.make(root, homeOptions))
   )
+  const several = options.allHomes === true || (options.claudeHomes?.length ?? 0) > 0
+  if (!several) return layerServices(ports, options)
+  const homes = Layer.effect(
+    ClaudeHomes.ClaudeHomes,
+    ClaudeHomes.make({ roots: [root, ...(options.claudeHomes ?? [])], all: options.allHomes === true }, { ...homeOptions, standard: [world.home.root] })
+  )
+  return layerServices(ports, options, Layer.provide(homes, ports))
+}

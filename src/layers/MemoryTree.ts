@@ -42,10 +42,12 @@ export class MemoryTree {
           mode: (mode ?? 0o644) & 0o7777,
           content: toBytes(content),
           tear: undefined,
-          unreadable: false
+          unreadable: false,
+          modifiedAtMs: Date.now()
         })
       } else if (node.type === "File") {
         node.content = toBytes(content)
+        node.modifiedAtMs = Date.now()
         if (mode !== undefined) node.mode = mode & 0o7777
       } else {
         throw systemError("EISDIR", "writeFile", "open", path)
@@ -110,6 +112,14 @@ export class MemoryTree {
       if (located.node.type === "SymbolicLink") return
       located.node.mode = mode & 0o7777
       notify(located.parent, located.name)
+    })
+  }
+
+  /** Follows links, as utimes(2): the entry's last write is `ms` (epoch milliseconds). */
+  setModifiedTime(path: string, ms: number): void {
+    this.kernel.asAuthor(() => {
+      const located = this.kernel.existing(normalized(path), true, "setModifiedTime", "utimes")
+      located.node.modifiedAtMs = ms
     })
   }
 

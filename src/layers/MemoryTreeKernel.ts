@@ -42,6 +42,8 @@ export interface Listener {
 interface Owned {
   uid: number
   gid: number
+  /** The last write of its content, in epoch ms; 0 until a write or `setModifiedTime` says otherwise. */
+  modifiedAtMs?: number
 }
 
 export interface FileNode extends Owned {
@@ -140,6 +142,7 @@ export const infoOf = (node: Node): FileInfo => ({
   type: node.type,
   size: sizeOf(node),
   mode: node.type === "SymbolicLink" ? 0o777 : node.mode,
+  modifiedAtMs: node.modifiedAtMs ?? 0,
   uid: node.uid,
   gid: node.gid
 })
@@ -256,6 +259,41 @@ export class MemoryTreeKernel {
     // The path ended on a directory reached by `.`, `..` or a link to one (or it is `/`).
     const here = trail[trail.length - 1]!
     return { parent: trail[trail.length - 2]?.directory ?? this.root, name: here.name, node: here.directory }
+  }
+
+  /**
+   * `realpath(3)`: the path of what `path` leads to, every link followed, as the names walked from the
+   * root. Fails `ENOENT` when nothing is there.
+   */
+  realPath(path: string, method: string, syscall: string): string {
+    const fail = (code: string) => systemError(code, method, syscall, path)
+    if (!Path.posix.isAbsolute(path)) throw fail("ENOENT")
+    let pending = components(path)
+    let trail: Array<{ readonly directory: DirectoryNode; readonly name: string }> = [{ directory: this.root, name: "" }]
+    let hops = 0
+    const here = () => "/" + trail.slice(1).map((step) => step.name).join("/")
+    while (pending.length > 0) {
+      const name = pending.shift()!
+      if (name === ".") continue
+      if (name === "..") {
+        if (trail.length > 1) trail.pop()
+        continue
+      }
+      const directory = trail[trail.length - 1]!.directory
+      if (!this.allows(directory, SEARCH)) throw fail("EACCES")
+      const node = directory.entries.get(name)
+      if (node === undefined) throw fail("ENOENT")
+      if (node.type === "SymbolicLink") {
+        if (++hops > maxLinkHops) throw fail("ELOOP")
+        if (Path.posix.isAbsolute(node.target)) trail = [{ directory: this.root, name: "" }]
+        pending = [...components(node.target), ...pending]
+        continue
+      }
+      if (pending.length === 0) return Path.posix.join(here(), name)
+      if (node.type !== "Directory") throw fail("ENOTDIR")
+      trail.push({ directory: node, name })
+    }
+    return here()
   }
 
   /** `locate`, failing `ENOENT` when nothing is there. */

@@ -3,22 +3,75 @@
  * and `/proc` (or `ps` on macOS), and the Claude home from the option, then `CLAUDE_CONFIG_DIR`, then
  * `~/.claude`.
  */
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as path from "node:path"
 import * as ClaudeHome from "../services/ClaudeHome.js"
+import * as ClaudeHomes from "../services/ClaudeHomes.js"
+import type { Files } from "../services/Files.js"
+import type { ProcessProbe } from "../services/ProcessProbe.js"
 import * as FilesNode from "./FilesNode.js"
 import * as ProcessProbeNode from "./ProcessProbeNode.js"
-import { type CommonOptions, layerServices, type Ports, type Services } from "./Services.js"
+import { type CommonOptions, type HomesOptions, layerServices, type Ports, type Services } from "./Services.js"
 
-export interface NodeOptions extends CommonOptions {
+export interface NodeOptions extends CommonOptions, HomesOptions {
   /** The Claude home; when absent, `CLAUDE_CONFIG_DIR`, then `~/.claude`. */
   readonly claudeHome?: string | undefined
   /** The managed settings directory; when absent, the platform's (`/etc/claude-code` on Linux). */
   readonly managedSettingsDirectory?: string | undefined
+  /** Whether a name is an address for this program's senders (`ClaudeHome.sendersHome`); default true. */
+  readonly sendersHome?: boolean | undefined
 }
 
 /** The ports alone, for a program that provides its own services over them. */
 export const layerPorts = (options: NodeOptions = {}): Layer.Layer<Ports> =>
   Layer.mergeAll(FilesNode.layer, ProcessProbeNode.layer, ClaudeHome.layerFromEnvironment(options.claudeHome, options))
 
-/** Registry, Settings, Watch and Policy on the real machine, with the ports they run on. */
-export const layerNode = (options: NodeOptions = {}): Layer.Layer<Services> => layerServices(layerPorts(options), options)
+/** Whether the options ask for several homes: `allHomes`, or more than one home named. */
+export const severalHomes = (options: HomesOptions & { readonly claudeHome?: string | undefined }): boolean =>
+  options.allHomes === true || (options.claudeHome === undefined ? 0 : 1) + (options.claudeHomes?.length ?? 0) > 1
+
+/**
+ * The homes `allHomes` starts from on this machine: `<user home>/.claude` and the home the
+ * environment names (`CLAUDE_CONFIG_DIR`, by `ClaudeHome.rootOf`); either left out where it cannot
+ * be found (no user home).
+ */
+export const standardHomes: Effect.Effect<ReadonlyArray<string>> = Config.option(Config.string("CLAUDE_CONFIG_DIR")).pipe(
+  Effect.orDie,
+  Effect.map((configDir) => {
+    const homes: Array<string> = []
+    try {
+      homes.push(path.join(ClaudeHome.userHome(), ".claude"))
+    } catch {
+      // No user home: only CLAUDE_CONFIG_DIR can name one.
+    }
+    try {
+      homes.push(path.resolve(ClaudeHome.rootOf(undefined, Option.getOrUndefined(configDir), ClaudeHome.userHome)))
+    } catch {
+      // As above.
+    }
+    return homes
+  })
+)
+
+/** The `ClaudeHomes` the options name, on this machine. */
+export const layerHomes = (options: NodeOptions): Layer.Layer<ClaudeHomes.ClaudeHomes, never, ClaudeHome.ClaudeHome | Files | ProcessProbe> =>
+  Layer.effect(
+    ClaudeHomes.ClaudeHomes,
+    Effect.gen(function*() {
+      const home = yield* ClaudeHome.ClaudeHome
+      const roots = [home.root, ...(options.claudeHomes ?? [])]
+      return yield* ClaudeHomes.make({ roots, all: options.allHomes === true }, { ...options, standard: yield* standardHomes })
+    })
+  )
+
+/**
+ * Registry, Settings, Watch and Policy on the real machine, with the ports they run on; over several
+ * homes when the options ask for them (the settings are then the first home's).
+ */
+export const layerNode = (options: NodeOptions = {}): Layer.Layer<Services> => {
+  const ports = layerPorts(options)
+  return severalHomes(options) ? layerServices(ports, options, Layer.provide(layerHomes(options), ports)) : layerServices(ports, options)
+}

@@ -132,6 +132,15 @@ const processListing = (trustProc: () => boolean): ReadonlySet<number> | null =>
   }
 }
 
+/** The processes `/proc` lists, whatever it hides: what discovery can see, not a liveness answer. */
+const listedPids = (): ReadonlyArray<number> => {
+  try {
+    return fs.readdirSync("/proc").filter((name) => /^[1-9][0-9]*$/.test(name)).map(Number)
+  } catch {
+    return []
+  }
+}
+
 /** Read once per probe: a remount of `/proc` while a command runs is not worth a read per scan. */
 const procTrustedOnce = (): () => boolean => {
   let trusted: boolean | undefined
@@ -474,6 +483,7 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
             return Effect.succeed(evidenceUnavailable(`this platform (${platform}) does not show another process's arguments or environment`))
         }
       }),
+    processes: Effect.sync(() => (platform === "linux" ? listedPids() : [])),
     signal,
     // The effective uid, which decides what this process may signal and whose files it writes.
     user: Effect.sync(() => (typeof process.geteuid === "function" ? Option.some(process.geteuid()) : Option.none())),

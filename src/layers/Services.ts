@@ -4,6 +4,7 @@
  */
 import * as Layer from "effect/Layer"
 import type { ClaudeHome } from "../services/ClaudeHome.js"
+import type { ClaudeHomes } from "../services/ClaudeHomes.js"
 import type { Files } from "../services/Files.js"
 import * as Policy from "../services/Policy.js"
 import type { ProcessProbe } from "../services/ProcessProbe.js"
@@ -12,6 +13,7 @@ import * as Settings from "../services/Settings.js"
 import * as Timing from "../services/Timing.js"
 import * as Wait from "../services/Wait.js"
 import * as Watch from "../services/Watch.js"
+import * as WatchHomes from "../services/WatchHomes.js"
 
 /** What the services run on. */
 export type Ports = Files | ProcessProbe | ClaudeHome
@@ -25,11 +27,35 @@ export interface CommonOptions {
   readonly timing?: Timing.TimingOptions | undefined
 }
 
-export const layerServices = (ports: Layer.Layer<Ports>, options: CommonOptions = {}): Layer.Layer<Services> =>
-  Wait.layer.pipe(
-    Layer.provideMerge(Layer.merge(Watch.layer, Policy.layer)),
-    Layer.provideMerge(Layer.merge(Registry.layer, Settings.layer)),
-    // Merged, so that what runs on these services (a mounted command re-pointing its home) can read the same waits.
-    Layer.provideMerge(Timing.layer(options.timing)),
-    Layer.provideMerge(ports)
+/** Which homes the services read when a program asks for several (`--claude-home` twice, `--all-homes`). */
+export interface HomesOptions {
+  /** More Claude homes: with `claudeHome` (or the default home) first, each read once by real path. */
+  readonly claudeHomes?: ReadonlyArray<string> | undefined
+  /** Also the default home, `$CLAUDE_CONFIG_DIR` and the home of every live Claude Code process this user may read. */
+  readonly allHomes?: boolean | undefined
+}
+
+/**
+ * The services over the ports; with `homes` (several homes asked for), the registry, the policy's
+ * registry and the watch read every home it names. The settings stay the one `ClaudeHome`'s.
+ */
+export const layerServices = (
+  ports: Layer.Layer<Ports>,
+  options: CommonOptions = {},
+  homes?: Layer.Layer<ClaudeHomes, never, Files | ProcessProbe>
+): Layer.Layer<Services> => {
+  // Merged, so that what runs on these services (a mounted command re-pointing its home) can read the same waits.
+  const base = Layer.provideMerge(Timing.layer(options.timing), ports)
+  if (homes === undefined) {
+    return Wait.layer.pipe(
+      Layer.provideMerge(Layer.merge(Watch.layer, Policy.layer)),
+      Layer.provideMerge(Layer.merge(Registry.layer, Settings.layer)),
+      Layer.provideMerge(base)
+    )
+  }
+  return Wait.layer.pipe(
+    Layer.provideMerge(Layer.merge(WatchHomes.layer, Policy.layer)),
+    Layer.provideMerge(Layer.merge(Registry.layerHomes, Settings.layer)),
+    Layer.provideMerge(Layer.provideMerge(homes, base))
   )
+}

@@ -25,6 +25,12 @@ export interface ClaudeHome {
    * `managed-settings.d/`, read by every Claude Code session on this machine.
    */
   readonly managedSettingsDirectory: string
+  /**
+   * Whether the senders this program speaks for run in this home (it is the caller's default home,
+   * or the program said so): only then is a session's name its address, since Claude Code resolves
+   * a name only among the sessions of the sender's own home. Otherwise every address is the socket.
+   */
+  readonly sendersHome: boolean
 }
 
 export const ClaudeHome = Context.GenericTag<ClaudeHome>("claude-peers/ClaudeHome")
@@ -33,6 +39,8 @@ export const ClaudeHome = Context.GenericTag<ClaudeHome>("claude-peers/ClaudeHom
 export interface HomeOptions {
   /** The managed settings directory; the platform's when absent. */
   readonly managedSettingsDirectory?: string | undefined
+  /** Whether a name is an address for this program's senders (`ClaudeHome.sendersHome`); default true. */
+  readonly sendersHome?: boolean | undefined
 }
 
 export const make = (root: string, options: HomeOptions = {}): ClaudeHome => {
@@ -43,7 +51,8 @@ export const make = (root: string, options: HomeOptions = {}): ClaudeHome => {
     settingsFile: path.join(resolved, "settings.json"),
     managedSettingsDirectory: options.managedSettingsDirectory === undefined
       ? managedDirectoryOf(process.platform)
-      : path.resolve(options.managedSettingsDirectory)
+      : path.resolve(options.managedSettingsDirectory),
+    sendersHome: options.sendersHome !== false
   }
 }
 
@@ -55,12 +64,18 @@ export const userHome = (): string => os.homedir()
 
 /**
  * The rule that finds the Claude home, first match wins: the explicit directory, the value of
- * `CLAUDE_CONFIG_DIR`, then `<user home>/.claude`. An empty `CLAUDE_CONFIG_DIR` is unset, not the
- * current directory. The user's home is asked for only when the rule needs it: finding it can fail
- * (no `HOME`, and a uid the system knows no home for).
+ * `CLAUDE_CONFIG_DIR`, then `<user home>/.claude`. A `CLAUDE_CONFIG_DIR` that is set but empty is the
+ * working directory, as Claude Code takes it (its home is then wherever it was started), so that
+ * claude-peers reads the registry the sessions started beside it write. The user's home and the
+ * working directory are asked for only when the rule needs them: finding the first can fail (no
+ * `HOME`, and a uid the system knows no home for).
  */
-export const rootOf = (claudeHome: string | undefined, configDir: string | undefined, home: () => string): string =>
-  claudeHome ?? (configDir !== undefined && configDir.length > 0 ? configDir : path.join(home(), ".claude"))
+export const rootOf = (
+  claudeHome: string | undefined,
+  configDir: string | undefined,
+  home: () => string,
+  workingDirectory: () => string = process.cwd
+): string => claudeHome ?? (configDir === undefined ? path.join(home(), ".claude") : configDir.length > 0 ? configDir : workingDirectory())
 
 /** The Claude home by `rootOf`, reading `CLAUDE_CONFIG_DIR` through Effect's `Config`. */
 export const fromEnvironment = (claudeHome?: string, options: HomeOptions = {}): Effect.Effect<ClaudeHome> =>

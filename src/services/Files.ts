@@ -42,6 +42,8 @@ export interface FileInfo extends Owner {
   readonly size: number
   /** Permission bits only (`mode & 0o7777`). */
   readonly mode: number
+  /** The last write of its content, in epoch ms (`mtime`). */
+  readonly modifiedAtMs: number
 }
 
 export type BoundedRead =
@@ -93,6 +95,11 @@ export interface Files {
   readonly readLink: (path: string) => Effect.Effect<string, PlatformError>
   /** Whom this process acts as on files (its effective uid and gid), or none where owners mean nothing (Windows). */
   readonly runsAs: Effect.Effect<Option.Option<Owner>>
+  /**
+   * The absolute path with every link followed and no `.` or `..` left (`realpath(3)`): how two
+   * spellings of one directory are known to be one. Fails with `NotFound` when nothing is there.
+   */
+  readonly realPath: (path: string) => Effect.Effect<string, PlatformError>
   /**
    * Reads a regular file of at most `maxBytes`. Opens without blocking (so a FIFO swapped in after
    * a stat still cannot hang the read) and checks the opened descriptor: a non-regular file is

@@ -156,11 +156,11 @@ const jobFlagsOf = (read: FileRead): Observed<ReadonlyArray<string>> => {
 export const make = Effect.gen(function*() {
   const files = yield* Files
   const probe = yield* ProcessProbe
-  const home = yield* ClaudeHome
+  const callersHome = yield* ClaudeHome
   const registry = yield* Registry
 
   /** A background job's launch flags, read only for a worker whose own arguments are not the job's. */
-  const jobOf = (reader: FileReader, session: Session, evidence: ProcessEvidence): Effect.Effect<JobLaunch | null> => {
+  const jobOf = (reader: FileReader, session: Session, evidence: ProcessEvidence, home: ClaudeHome): Effect.Effect<JobLaunch | null> => {
     const cmdline = valueOf(evidence.arguments)
     if (session.kind !== "bg" || session.jobId === null || cmdline === null || !isPreStartedWorker(cmdline)) return Effect.succeed(null)
     if (!/^[A-Za-z0-9_-]+$/.test(session.jobId)) return Effect.succeed(null)
@@ -170,7 +170,9 @@ export const make = Effect.gen(function*() {
 
   const policyOf = (shared: FileReader, session: Session, evidence: ProcessEvidence): Effect.Effect<SessionPolicy> =>
     Effect.gen(function*() {
-      const job = yield* jobOf(shared, session, evidence)
+      // Over several homes, the session's user settings are its own home's.
+      const home = session.home === undefined ? callersHome : { ...callersHome, root: session.home }
+      const job = yield* jobOf(shared, session, evidence, home)
       const launch = { cmdline: evidence.arguments, environ: evidence.environment }
       const trusted = trustedLaunch(launch, job)
       const cmdline = valueOf(trusted.cmdline)
@@ -179,7 +181,7 @@ export const make = Effect.gen(function*() {
       const workingDirectory = trusted.claimedSpare ? null : valueOf(evidence.workingDirectory)
       const reader = sessionView(shared, session.pid, evidence.mountNamespace)
       const { local, project } = yield* projectFacts(reader, args, session.cwd ?? workingDirectory, environ)
-      return sessionPolicyOf({
+      const policy = sessionPolicyOf({
         pid: session.pid,
         sessionId: session.sessionId,
         name: session.name,
@@ -195,6 +197,7 @@ export const make = Effect.gen(function*() {
         job,
         background: session.kind === "bg"
       })
+      return session.home === undefined ? policy : { ...policy, home: session.home }
     })
 
   /** A session whose process changed while it was read: nothing of its launch can be trusted. */

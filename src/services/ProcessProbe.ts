@@ -133,12 +133,18 @@ export interface ProcessProbe {
    * (Windows). A record file is the reader's own when this user owns it.
    */
   readonly user: Effect.Effect<Option.Option<number>>
+  /**
+   * Every process this machine lists to this one, by pid (Linux: the numeric entries of `/proc`),
+   * for finding the Claude homes of the sessions that run; empty where the platform shows no other
+   * process's environment (macOS), since a process's home is known only from it. Never a failure.
+   */
+  readonly processes: Effect.Effect<ReadonlyArray<number>>
 }
 
 export const ProcessProbe = Context.GenericTag<ProcessProbe>("claude-peers/ProcessProbe")
 
 /** What a layer implements; `make` derives `check` and `checkLiveness` from it. */
-export interface ProcessProbePrimitives extends Pick<ProcessProbe, "self" | "pidDomain" | "evidence"> {
+export interface ProcessProbePrimitives extends Pick<ProcessProbe, "self" | "pidDomain" | "evidence" | "processes"> {
   /**
    * One `kill(pid, 0)` per distinct pid, none for what is not a process id (dead): what each
    * answered, keyed in first-seen order. Only ESRCH means dead; EPERM is another user's live

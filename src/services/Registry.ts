@@ -9,16 +9,19 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as path from "node:path"
 import { type Candidate, IdentityMismatch, NotAddressable, NotLive, type SessionQuery } from "../domain/Errors.js"
 import { normalizeName } from "../domain/Names.js"
 import type { Session } from "../domain/Session.js"
 import type { RegistryEntry } from "../domain/Verdict.js"
 import { describeVerdict } from "../domain/VerdictWords.js"
 import { ClaudeHome } from "./ClaudeHome.js"
+import { ClaudeHomes } from "./ClaudeHomes.js"
 import { Files } from "./Files.js"
 import { ProcessProbe } from "./ProcessProbe.js"
-import { liveSessions, makeScan } from "./RegistryScan.js"
+import { type AddressScope, liveSessions, makeScan, withAddresses } from "./RegistryScan.js"
 import { Timing } from "./Timing.js"
+import { withTranscript } from "./Transcripts.js"
 
 /** Which session to resolve: by session id, or by its registry name (the cross-session address). */
 export type ResolveQuery =
@@ -56,10 +59,18 @@ export interface MissingDirectory {
 export interface Registry {
   /** Every `*.json` entry of the registry directory with its verdict, sorted by file. */
   readonly inspect: Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError>
+  /**
+   * The session with its transcript's fields (`transcriptPath`, `transcriptUpdatedAtMs`), looked up
+   * in its home (a stat, and for a long directory a listing): what `resolve` adds, and `inspect`'s
+   * caller asks for. `list` and `inspect` leave them out, so that a watch does not take a transcript
+   * write for a change of the session.
+   */
+  readonly transcript: (session: Session) => Effect.Effect<Session>
   /** The live sessions, sorted by pid. */
   readonly list: Effect.Effect<ReadonlyArray<Session>, PlatformError>
   /**
-   * Re-reads the registry and returns the one live session that answers to the query, or refuses:
+   * Re-reads the registry and returns the one live session that answers to the query, with its
+   * transcript, or refuses:
    * `NotLive` when none does (saying why, from the files that carried the id or name);
    * `IdentityMismatch` when the id or the name belongs to more than one live record, because
    * delivering into the wrong session is worse than not delivering; `NotAddressable` when the one
@@ -83,7 +94,8 @@ const candidate = (s: Session): Candidate => ({
   name: s.name,
   socketPath: s.socketPath,
   kind: s.kind,
-  jobId: s.jobId
+  jobId: s.jobId,
+  ...(s.home === undefined ? {} : { home: s.home })
 })
 
 const evidenceOf = (query: ResolveQuery): SessionQuery =>
@@ -132,13 +144,21 @@ const pick = (
   return Effect.succeed(session)
 }
 
-export const make = Effect.gen(function*() {
-  const files = yield* Files
-  const probe = yield* ProcessProbe
-  const home = yield* ClaudeHome
-  const timings = yield* Timing
-  const scan = makeScan(files, probe, home.sessionsDirectory, timings)
+/** A live entry's session with its transcript; any other entry as it is. */
+const entryWithTranscript = (files: Files, home: string) => (entry: RegistryEntry): Effect.Effect<RegistryEntry> =>
+  entry.verdict._tag === "live"
+    ? Effect.map(withTranscript(files, home)(entry.verdict.session), (session) => ({ ...entry, verdict: { _tag: "live" as const, session } }))
+    : Effect.succeed(entry)
 
+/**
+ * The registry's answers from a scan of every entry it reads: `scan(onlyLivePids)` as `makeScan`'s,
+ * over one home or several, and `transcripts` adding each live session's.
+ */
+const answers = (
+  scan: (onlyLivePids: boolean) => Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError>,
+  transcripts: (entry: RegistryEntry) => Effect.Effect<RegistryEntry>,
+  missingDirectory: Effect.Effect<Option.Option<MissingDirectory>>
+): Registry => {
   const inspect = scan(false).pipe(Effect.withSpan("Registry.inspect"))
 
   const list = scan(true).pipe(Effect.map(liveSessions), Effect.withSpan("Registry.list"))
@@ -155,25 +175,94 @@ export const make = Effect.gen(function*() {
 
   const resolve = Effect.fn("Registry.resolve")(function*(query: ResolveQuery, options: ResolveOptions = {}) {
     // The live records decide every answer but "none", so only a refusal reads the stale files, for its reasons.
-    const live = liveSessions(yield* scan(true))
-    const picked = pick(live, query, options)
-    return yield* (picked ?? notLive(query))
+    const entries = yield* scan(true)
+    const picked = pick(liveSessions(entries), query, options)
+    const session = yield* (picked ?? notLive(query))
+    const entry = entries.find((e) => e.verdict._tag === "live" && e.verdict.session === session)!
+    const found = yield* transcripts(entry)
+    return found.verdict._tag === "live" ? found.verdict.session : session
   })
 
-  const absent = (path: string) =>
-    Effect.match(files.stat(path), {
-      onFailure: (error) => error._tag === "SystemError" && error.reason === "NotFound",
-      onSuccess: () => false
-    })
+  const transcript = (session: Session) =>
+    Effect.map(
+      transcripts({
+        file: session.file,
+        verdict: { _tag: "live", session },
+        pid: session.pid,
+        sessionId: session.sessionId,
+        name: session.name,
+        ...(session.home === undefined ? {} : { home: session.home })
+      }),
+      (entry) => (entry.verdict._tag === "live" ? entry.verdict.session : session)
+    )
 
-  const missingDirectory = Effect.gen(function*() {
+  return Registry.of({ inspect, list, resolve, transcript, missingDirectory })
+}
+
+const absentThrough = (files: Files) => (path: string) =>
+  Effect.match(files.stat(path), {
+    onFailure: (error) => error._tag === "SystemError" && error.reason === "NotFound",
+    onSuccess: () => false
+  })
+
+const missingIn = (files: Files, home: ClaudeHome): Effect.Effect<Option.Option<MissingDirectory>> =>
+  Effect.gen(function*() {
+    const absent = absentThrough(files)
     if (yield* absent(home.root)) return Option.some<MissingDirectory>({ directory: "home", path: home.root })
     if (yield* absent(home.sessionsDirectory)) return Option.some<MissingDirectory>({ directory: "sessions", path: home.sessionsDirectory })
     return Option.none()
   }).pipe(Effect.withSpan("Registry.missingDirectory"))
 
-  return Registry.of({ inspect, list, resolve, missingDirectory })
+export const make = Effect.gen(function*() {
+  const files = yield* Files
+  const probe = yield* ProcessProbe
+  const home = yield* ClaudeHome
+  const timings = yield* Timing
+  const scope: AddressScope = { names: home.sendersHome }
+  const scan = makeScan(files, probe, home.sessionsDirectory, timings, scope)
+  return answers(scan, entryWithTranscript(files, home.root), missingIn(files, home))
+})
+
+/**
+ * The registry over several Claude homes (`ClaudeHomes`): each home scanned as one registry, the
+ * answers together. When the program asked for several homes, every entry and live session carries
+ * its `home`, and every address is the socket (a name is an address only within its own home); an
+ * id or a name that live sessions carry in two homes is refused as within one home.
+ */
+export const makeHomes = Effect.gen(function*() {
+  const files = yield* Files
+  const probe = yield* ProcessProbe
+  const homes = yield* ClaudeHomes
+  const timings = yield* Timing
+  const scope: AddressScope = { names: !homes.several }
+  const scans = new Map<string, ReturnType<typeof makeScan>>()
+  const scanOf = (home: ClaudeHome) => {
+    let scan = scans.get(home.sessionsDirectory)
+    if (scan === undefined) scans.set(home.sessionsDirectory, scan = makeScan(files, probe, home.sessionsDirectory, timings, scope))
+    return scan
+  }
+  const labelled = (home: ClaudeHome) => (entry: RegistryEntry): RegistryEntry => {
+    if (!homes.several) return entry
+    const verdict = entry.verdict._tag === "live" ? { _tag: "live" as const, session: { ...entry.verdict.session, home: home.root } } : entry.verdict
+    return { ...entry, verdict, home: home.root }
+  }
+  const scan = (onlyLivePids: boolean) =>
+    Effect.gen(function*() {
+      const all = yield* homes.homes
+      const scanned = yield* Effect.forEach(all, (home) => Effect.map(scanOf(home)(onlyLivePids), (entries) => entries.map(labelled(home))))
+      return scanned.flat().sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
+    })
+  // A registry file is `<home>/sessions/<pid>.json`.
+  const homeOf = (entry: RegistryEntry) => entry.home ?? path.dirname(path.dirname(entry.file))
+  const transcripts = (entry: RegistryEntry) => entryWithTranscript(files, homeOf(entry))(entry)
+  const missingDirectory = Effect.flatMap(homes.homes, (all) => (all.length === 1 ? missingIn(files, all[0]!) : Effect.succeedNone))
+  return answers(scan, transcripts, missingDirectory)
 })
 
 /** The registry over whatever `Files`, `ProcessProbe` and `ClaudeHome` the program provides. */
 export const layer: Layer.Layer<Registry, never, Files | ProcessProbe | ClaudeHome> = Layer.effect(Registry, make)
+
+/** The registry over the homes `ClaudeHomes` names. */
+export const layerHomes: Layer.Layer<Registry, never, Files | ProcessProbe | ClaudeHomes> = Layer.effect(Registry, makeHomes)
+
+export { withAddresses }

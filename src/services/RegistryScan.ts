@@ -9,7 +9,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as path from "node:path"
-import { withAddresses } from "../domain/Address.js"
+import { type AddressScope, withAddresses } from "../domain/Address.js"
 import { describeValue, maxRecordBytes, parseRecordJson, pidOfFileName, readRecord, type RecordReading, sameStartTime } from "../domain/Record.js"
 import type { Session } from "../domain/Session.js"
 import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
@@ -59,7 +59,7 @@ interface Candidate {
 export { scanBatchSize } from "./ScanBatches.js"
 
 /** Every live session's `address`, decided by the address rule (`Address.ts`) against the others. */
-export { withAddresses }
+export { type AddressScope, withAddresses }
 
 /**
  * Whose record files are the reader's sessions: those the reader's user owns, and those the Claude
@@ -77,7 +77,7 @@ const eachInBatches = <A, B>(items: ReadonlyArray<A>, f: (item: A) => Effect.Eff
   Effect.map(inBatches(items, (batch) => Effect.forEach(batch, f)), (results) => results.flat())
 
 /** The scan over one registry directory, through the file and process ports. */
-export const makeScan = (files: Files, probe: ProcessProbe, directory: string, timings: Timing.Timings) => {
+export const makeScan = (files: Files, probe: ProcessProbe, directory: string, timings: Timing.Timings, scope: AddressScope = { names: true }) => {
   /**
    * What `path.join(directory, name)` puts before a name, worked out once: a listed `*.json` name is
    * one plain component (no separator, never `.` or `..`), so the join is this and the name. A join
@@ -250,7 +250,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
           })
         }
       }
-      withAddresses(live.map((l) => l.session)).forEach((session, i) => {
+      withAddresses(live.map((l) => l.session), scope).forEach((session, i) => {
         const index = live[i]!.index
         entries[index] = { ...entries[index]!, verdict: { _tag: "live", session } }
       })

@@ -255,7 +255,7 @@ export const make = Effect.gen(function*() {
           const scope = new Set(names.map((name) => Path.join(directory, name)))
           const pids = [...tracking.values()].flatMap((tracked) => (scope.has(tracked.session.file) ? [tracked.session.pid] : []))
           const processes = yield* probe.check(pids, new Set(pids))
-          return diffRegistry(tracking, yield* scanNamed(names), processes, scope)
+          return diffRegistry(tracking, yield* scanNamed(names), processes, scope, { names: home.sendersHome })
         }
         const pids = [...tracking.values()].map((tracked) => tracked.session.pid)
         const processes = yield* probe.check(pids, new Set(pids))

@@ -9,7 +9,7 @@ import { Session } from "../domain/Session.js"
 import { appeared, changed, gone, type SessionEvent } from "../domain/SessionEvent.js"
 import type { RegistryEntry, VerdictName } from "../domain/Verdict.js"
 import type { ProcessState } from "./ProcessProbe.js"
-import { withAddresses } from "./RegistryScan.js"
+import { type AddressScope, withAddresses } from "./RegistryScan.js"
 
 /** Verdicts that a write in progress or a removal in progress can produce: worth one more look. */
 const inconclusive: ReadonlySet<VerdictName> = new Set(["malformed", "unreadable"])
@@ -69,7 +69,8 @@ export const diffRegistry = (
   before: Tracking,
   entries: ReadonlyArray<RegistryEntry>,
   processes: ReadonlyMap<number, ProcessState> = new Map(),
-  scope?: ReadonlySet<string>
+  scope?: ReadonlySet<string>,
+  addressScope: AddressScope = { names: true }
 ): readonly [Tracking, ReadonlyArray<SessionEvent>] => {
   const after = new Map<string, Tracked>()
   const events: Array<SessionEvent> = []
@@ -89,7 +90,9 @@ export const diffRegistry = (
   }
   const read = entries.flatMap((entry) => (entry.verdict._tag === "live" ? [entry.verdict.session] : []))
   // A partial read's addresses were worked out over the files it read: again, over every live session.
-  const sessions = scope === undefined ? read : readdress(read, kept.flatMap((file) => (after.get(file)!.doubted ? [] : [after.get(file)!.session])))
+  const sessions = scope === undefined
+    ? read
+    : readdress(read, kept.flatMap((file) => (after.get(file)!.doubted ? [] : [after.get(file)!.session])), addressScope)
   for (const [i, session] of sessions.entries()) {
     if (i >= read.length) {
       // A kept session whose address the read changed: only its address differs.
@@ -113,7 +116,8 @@ export const diffRegistry = (
 }
 
 /** The sessions just read, then the kept ones, each with its address over all of them. */
-const readdress = (read: ReadonlyArray<Session>, kept: ReadonlyArray<Session>): ReadonlyArray<Session> => withAddresses([...read, ...kept])
+const readdress = (read: ReadonlyArray<Session>, kept: ReadonlyArray<Session>, scope: AddressScope): ReadonlyArray<Session> =>
+  withAddresses([...read, ...kept], scope)
 
 /** Whether the probe's answers leave every tracked session as the last read found it. */
 export const unchangedSince = (tracking: Tracking, processes: ReadonlyMap<number, ProcessState>): boolean =>

@@ -1,0 +1,131 @@
+/**
+ * Several Claude homes at once. People who run many sessions often run them under several homes
+ * (one `CLAUDE_CONFIG_DIR` per account or profile), and a reader of one home sees only its share.
+ * `ClaudeHomes` is the set a program reads: the homes it names, and with `all`, the default home,
+ * `$CLAUDE_CONFIG_DIR` and the home of every live Claude Code process whose environment this user
+ * may read. Each home is read once, by real path (a link to a home and the home are one home).
+ *
+ * A process's home is known only from its environment (`CLAUDE_CONFIG_DIR`, else `HOME/.claude`),
+ * read through `ProcessProbe.evidence`: on Linux `/proc/<pid>/environ`, readable by the same user
+ * and root. macOS shows no other process's environment to this project, so there `all` is the
+ * default home and `$CLAUDE_CONFIG_DIR` only.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as path from "node:path"
+import * as ClaudeHome from "./ClaudeHome.js"
+import { Files } from "./Files.js"
+import { type ProcessEvidence, ProcessProbe } from "./ProcessProbe.js"
+
+export interface ClaudeHomes {
+  /**
+   * The homes to read now, each once by real path, in the order they were named or found. With
+   * `all`, asked again each time: a Claude Code process started under a new home since is found.
+   */
+  readonly homes: Effect.Effect<ReadonlyArray<ClaudeHome.ClaudeHome>>
+  /**
+   * Whether the program asked for several homes (`all`, or more than one named): then every
+   * session, entry and event carries its `home`, and no name is an address. It is the question,
+   * not the count found, so that the shape of an answer never depends on what runs.
+   */
+  readonly several: boolean
+}
+
+export const ClaudeHomes = Context.GenericTag<ClaudeHomes>("claude-peers/ClaudeHomes")
+
+export interface HomesSelection {
+  /** Homes named (`--claude-home`, given more than once). */
+  readonly roots: ReadonlyArray<string>
+  /** Also the standard homes and every live Claude Code process's (`--all-homes`). */
+  readonly all: boolean
+}
+
+export interface HomesOptions extends ClaudeHome.HomeOptions {
+  /**
+   * The homes `all` starts from: the default home (`<user home>/.claude`) and `$CLAUDE_CONFIG_DIR`'s.
+   * The layers compute them (the Node layer from this process's environment, a memory world from its
+   * own home).
+   */
+  readonly standard: ReadonlyArray<string>
+}
+
+/**
+ * Whether a process's arguments are Claude Code's: the native `claude` binary, or a runtime running
+ * its `claude` launcher or `cli.js` from the `@anthropic-ai/claude-code` package.
+ */
+export const isClaudeCode = (argv: ReadonlyArray<string>): boolean => {
+  const [program, script] = argv
+  if (program === undefined) return false
+  if (path.basename(program) === "claude") return true
+  return script !== undefined &&
+    (path.basename(script) === "claude" || (path.basename(script) === "cli.js" && script.includes("claude-code")))
+}
+
+/**
+ * The Claude home a process runs with, by the same rule as ours (`ClaudeHome.rootOf`): its
+ * `CLAUDE_CONFIG_DIR` (set but empty: its working directory; relative: against it), else its
+ * `HOME/.claude`. Undefined when its environment, or what the rule needs of it, is not readable.
+ */
+export const homeOfProcess = (evidence: ProcessEvidence): string | undefined => {
+  if (evidence.environment._tag !== "Read") return undefined
+  const environ = evidence.environment.value
+  const cwd = evidence.workingDirectory._tag === "Read" ? evidence.workingDirectory.value : undefined
+  const unknown = () => {
+    throw new Error("unknown")
+  }
+  const userHome = environ.get("HOME")
+  try {
+    const root = ClaudeHome.rootOf(undefined, environ.get("CLAUDE_CONFIG_DIR"), userHome ? () => userHome : unknown, cwd === undefined ? unknown : () => cwd)
+    if (path.isAbsolute(root)) return path.normalize(root)
+    return cwd === undefined ? undefined : path.resolve(cwd, root)
+  } catch {
+    return undefined
+  }
+}
+
+/** The homes of the live Claude Code processes this user may read, in pid order, repeats included. */
+export const processHomes: Effect.Effect<ReadonlyArray<string>, never, ProcessProbe> = Effect.gen(function*() {
+  const probe = yield* ProcessProbe
+  const pids = [...(yield* probe.processes)].sort((a, b) => a - b)
+  const homes: Array<string> = []
+  for (const pid of pids) {
+    const evidence = yield* probe.evidence(pid)
+    if (evidence.arguments._tag !== "Read" || !isClaudeCode(evidence.arguments.value)) continue
+    const home = homeOfProcess(evidence)
+    if (home !== undefined) homes.push(home)
+  }
+  return homes
+})
+
+/** Each home once, by real path; a home that does not exist (yet) by its resolved path. */
+export const distinct = (roots: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>, never, Files> =>
+  Effect.gen(function*() {
+    const files = yield* Files
+    const seen = new Set<string>()
+    const kept: Array<string> = []
+    for (const root of roots) {
+      const resolved = path.resolve(root)
+      const real = yield* Effect.orElseSucceed(files.realPath(resolved), () => resolved)
+      if (seen.has(real)) continue
+      seen.add(real)
+      kept.push(real)
+    }
+    return kept
+  })
+
+export const make = (selection: HomesSelection, options: HomesOptions): Effect.Effect<ClaudeHomes, never, Files | ProcessProbe> =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<Files | ProcessProbe>()
+    const found = Effect.gen(function*() {
+      const roots = selection.all ? [...selection.roots, ...options.standard, ...(yield* processHomes)] : selection.roots
+      const real = yield* distinct(roots)
+      return real.map((root) => ClaudeHome.make(root, options))
+    }).pipe(Effect.provide(context), Effect.withSpan("ClaudeHomes.homes"))
+    // Named homes do not change while the program runs: their real paths are found once.
+    const homes = selection.all ? found : yield* Effect.cached(found)
+    return ClaudeHomes.of({ homes, several: selection.all || selection.roots.length > 1 })
+  })
+
+export const layer = (selection: HomesSelection, options: HomesOptions): Layer.Layer<ClaudeHomes, never, Files | ProcessProbe> =>
+  Layer.effect(ClaudeHomes, make(selection, options))

@@ -1,0 +1,73 @@
+/**
+ * `watch` over several Claude homes: one `Watch` per home (each exactly the single-home watch, over
+ * its own registry), their streams merged, every event's sessions labelled with their `home`. With
+ * `ClaudeHomes.homes` asked again every interval, a home that appears later (a Claude Code process
+ * started under a new `CLAUDE_CONFIG_DIR`) is watched from then on: its sessions appear within the
+ * interval. A home once watched is watched until the stream ends, so none of its sessions is lost
+ * when the process that revealed it exits.
+ */
+import type { PlatformError } from "@effect/platform/Error"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import type { Session } from "../domain/Session.js"
+import type { SessionEvent } from "../domain/SessionEvent.js"
+import * as ClaudeHome from "./ClaudeHome.js"
+import { ClaudeHomes } from "./ClaudeHomes.js"
+import type { Files } from "./Files.js"
+import type { ProcessProbe } from "./ProcessProbe.js"
+import * as Registry from "./Registry.js"
+import * as Timing from "./Timing.js"
+import * as Watch from "./Watch.js"
+
+const labelled = (home: string, several: boolean) => (event: SessionEvent): SessionEvent => {
+  if (!several) return event
+  const label = (session: Session): Session => ({ ...session, home })
+  switch (event._tag) {
+    case "appeared":
+      return { ...event, session: label(event.session) }
+    case "changed":
+      return { ...event, session: label(event.session), previous: label(event.previous) }
+    case "gone":
+      return { ...event, session: label(event.session) }
+  }
+}
+
+export const make = Effect.gen(function*() {
+  const homes = yield* ClaudeHomes
+  const context = yield* Effect.context<Files | ProcessProbe | Timing.Timing>()
+  const timings = yield* Timing.Timing
+
+  /** The single-home watch of one home, over a registry of its own; a name is no address over several homes. */
+  const watchOf = (home: ClaudeHome.ClaudeHome, options: Watch.WatchOptions): Stream.Stream<SessionEvent, PlatformError> =>
+    Stream.unwrap(
+      Watch.make.pipe(
+        Effect.map((watch) => watch.sessions(options)),
+        Effect.provideServiceEffect(Registry.Registry, Registry.make),
+        Effect.provideService(ClaudeHome.ClaudeHome, homes.several ? { ...home, sendersHome: false } : home),
+        Effect.provide(context)
+      )
+    ).pipe(Stream.map(labelled(home.root, homes.several)))
+
+  const sessions = (options: Watch.WatchOptions = {}): Stream.Stream<SessionEvent, PlatformError> => {
+    const interval = options.interval === undefined ? timings.watchInterval : Duration.decode(options.interval)
+    const seen = new Set<string>()
+    const newHomes = Effect.map(homes.homes, (all) =>
+      all.filter((home) => {
+        if (seen.has(home.root)) return false
+        seen.add(home.root)
+        return true
+      }))
+    const found = Stream.fromEffect(newHomes).pipe(
+      Stream.concat(Stream.repeatEffect(Effect.zipRight(Timing.sleep(interval, "the next look for Claude homes"), newHomes))),
+      Stream.flattenIterables
+    )
+    return found.pipe(Stream.flatMap((home) => watchOf(home, options), { concurrency: "unbounded" }), Stream.withSpan("WatchHomes.sessions"))
+  }
+
+  return Watch.Watch.of({ sessions })
+})
+
+/** `Watch` over the homes `ClaudeHomes` names. */
+export const layer: Layer.Layer<Watch.Watch, never, ClaudeHomes | Files | ProcessProbe | Timing.Timing> = Layer.effect(Watch.Watch, make)
