@@ -60,5 +60,15 @@ while (Date.now() < deadline) {
 child.kill("SIGTERM")
 await new Promise((resolve) => child.on("exit", resolve))
 const { invalid, undone, writes } = JSON.parse(report)
-console.log(JSON.stringify({ seconds, updates, failedUpdates: failures, writerWrites: writes, undone, invalidReads: invalid, undonePerThousand: (undone / writes) * 1000 }))
+console.log(
+  JSON.stringify({
+    seconds,
+    updates,
+    failedUpdates: failures,
+    writerWrites: writes,
+    undone,
+    invalidReads: invalid,
+    undonePerThousand: (undone / writes) * 1000
+  })
+)
 fs.rmSync(home, { recursive: true, force: true })
