@@ -22,6 +22,7 @@ describe("the package entries", () => {
       "Candidate",
       "ChangedDuringWrite",
       "Changed",
+      "Ended",
       "ClaudeHome",
       "Files",
       "Gone",
@@ -46,8 +47,11 @@ describe("the package entries", () => {
       "SettingsProblem",
       "SettingsView",
       "Status",
+      "TimedOut",
       "Timing",
       "Verdict",
+      "Wait",
+      "WaitState",
       "Watch",
       "normalizeName",
       "resetPolicy",
@@ -55,6 +59,7 @@ describe("the package entries", () => {
     ].sort())
     expect(Object.keys(Registry).sort()).toEqual(["Registry", "layer", "make"])
     expect(Object.keys(Watch).sort()).toEqual(["Watch", "layer", "make", "rereadEveryIntervals"])
+    expect(Object.keys(Library.Wait).sort()).toEqual(["Wait", "layer", "make", "stateOf"])
     expect(Object.keys(Library.Policy).sort()).toEqual(["Policy", "layer", "make"])
     expect(Object.keys(Node).sort()).toEqual(["layerFiles", "layerNode", "layerPorts", "layerProcessProbe"])
     expect(Object.keys(Testing).sort()).toEqual(["layerFiles", "layerMemory", "layerProcessProbe", "makeMemoryProcesses", "makeMemoryTree", "makeMemoryWorld"])

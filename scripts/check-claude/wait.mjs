@@ -7,6 +7,7 @@
  */
 import { spawn } from "node:child_process"
 import { readdirSync, readlinkSync } from "node:fs"
+import { setTimeout as delay } from "node:timers/promises"
 import { CheckFailed, runProgram, waitFor } from "./tools.mjs"
 
 /** `claude-peers wait …` started now: its exit code and parsed stdout once it ends. */
@@ -59,8 +60,13 @@ export const runWaitPhase = async ({ commandPath, driver, home, log, tmux, work 
     await keys()
     expect(what, await wait.ended, 0, state(until))
   }
+  // In this order: Escape interrupts a busy turn (idle), but does not close the /config dialog
+  // (seen: the session stayed in it, and a prompt typed then went nowhere). An interrupted turn's
+  // prompt comes back into the input, so it is cleared (Ctrl-U) before /config is typed.
   await stateBy("busy, after a prompt and Enter", "busy", () => driver.submit(label, "HOLD-BUSY"))
   await stateBy("idle, after Escape", "idle", async () => tmux.press(label, "Escape"))
+  tmux.press(label, "C-u")
+  await delay(500)
   await stateBy("waiting, after /config", "waiting", () => driver.submit(label, "/config"))
 
   // Waiting, it does not become busy within 2 s: timed_out.
