@@ -285,7 +285,8 @@ const main = async () => {
   await waitUntilSettled(context)
   await report("3. settled")
 
-  const policyMismatches = (await checkPolicy({ claude, env, home, work, log, commandPath: join(repoRoot, "bin", "claude-peers.js"), runDirectory: run.directory })).length
+  const policyMismatches =
+    (await checkPolicy({ claude, env, home, work, log, commandPath: join(repoRoot, "bin", "claude-peers.js"), runDirectory: run.directory })).length
   const undocumented = allRows.filter(isUndocumented).length
   const documented = allRows.filter((row) => row.judgement.startsWith("documented")).length
   process.stdout.write(

@@ -69,10 +69,14 @@ const expectAnswer = (findings, label, policy, expected) => {
 const startBackgroundJob = async ({ claude, env, home, log, work }, prompt, flags) => {
   const launch = spawnSync(claude, ["--bg", ...flags, prompt], { cwd: work, env, encoding: "utf8", timeout: 90_000 })
   if (launch.status !== 0) throw new Error(`claude --bg ${flags.join(" ")} failed: ${launch.stderr.trim()}`)
-  const record = await waitFor(`the --bg job "${prompt}" to register`, () => recordWith(home, (r) => r.kind === "bg" && typeof r.status === "string" && readJobIntent(home, r.jobId) === prompt), {
-    timeoutMs: 90_000,
-    intervalMs: 500
-  })
+  const record = await waitFor(
+    `the --bg job "${prompt}" to register`,
+    () => recordWith(home, (r) => r.kind === "bg" && typeof r.status === "string" && readJobIntent(home, r.jobId) === prompt),
+    {
+      timeoutMs: 90_000,
+      intervalMs: 500
+    }
+  )
   log(`policy phase: job ${record.jobId} (pid ${record.pid}) runs as: ${cmdlineOf(record.pid).join(" ")}`)
   return record
 }
