@@ -32,6 +32,7 @@ import { checkHomes } from "./check-claude/homes.mjs"
 import { checkLiveness } from "./check-claude/liveness.mjs"
 import { startMockApi } from "./check-claude/mock-api.mjs"
 import { makeObserver } from "./check-claude/observe.mjs"
+import { checkPolicy } from "./check-claude/policy.mjs"
 import { isRunning, killMarked, processStat, startIdleProcess, startZombie } from "./check-claude/processes.mjs"
 import { makeRegistry } from "./check-claude/registry.mjs"
 import { makeTmux } from "./check-claude/tmux.mjs"
@@ -300,13 +301,15 @@ const main = async () => {
   await runWaitPhase({ commandPath: join(repoRoot, "bin", "claude-peers.js"), driver, home, log, tmux, work })
   await checkHomes({ claude, commandPath: join(repoRoot, "bin", "claude-peers.js"), directory: run.directory, env, log })
 
+  const policyMismatches =
+    (await checkPolicy({ claude, env, home, work, log, commandPath: join(repoRoot, "bin", "claude-peers.js"), runDirectory: run.directory })).length
   const undocumented = allRows.filter(isUndocumented).length
   const documented = allRows.filter((row) => row.judgement.startsWith("documented")).length
   process.stdout.write(
     `\n${allRows.length} rows in 3 snapshots: ${allRows.length - undocumented - documented} agree, ` +
       `${documented} documented differences, ${undocumented} undocumented.\n`
   )
-  return undocumented === 0 ? 0 : 1
+  return undocumented === 0 && policyMismatches === 0 ? 0 : 1
 }
 
 main().then(
