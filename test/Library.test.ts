@@ -53,7 +53,7 @@ describe("the package entries", () => {
       "resetPolicy",
       "setPolicy"
     ].sort())
-    expect(Object.keys(Registry).sort()).toEqual(["Registry", "layer", "make"])
+    expect(Object.keys(Registry).sort()).toEqual(["Registry", "layer", "layerHomes", "make", "makeHomes"])
     expect(Object.keys(Watch).sort()).toEqual(["Watch", "layer", "make", "rereadEveryIntervals"])
     expect(Object.keys(Library.Policy).sort()).toEqual(["Policy", "layer", "make"])
     expect(Object.keys(Node).sort()).toEqual(["layerFiles", "layerNode", "layerPorts", "layerProcessProbe"])

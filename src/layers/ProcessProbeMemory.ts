@@ -203,7 +203,7 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
     pidDomain: Effect.sync(() => pidDomain),
     signal: (pids) => Effect.sync(() => livenessPass(pids)),
     states: (alive, startTimeOf) => Effect.sync(() => statesOf(alive, startTimeOf)),
-    processes: Effect.sync(() => [...table].flatMap(([pid, entry]) => (entry.zombie ? [] : [pid]))),
+    processes: Effect.sync(() => [...table].flatMap(([pid, entry]) => (entry.zombie ? [] : [{ pid, arguments: entry.evidence.arguments }]))),
     evidence: (pid) =>
       Effect.sync(() => {
         const hook = evidenceHooks.get(pid)

@@ -23,7 +23,14 @@ import type * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import { parseEnviron } from "../domain/ClaudeEnvironment.js"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
-import { make as makeProcessProbe, type ProcessEvidence, type ProcessIdentity, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+import {
+  type ListedProcess,
+  make as makeProcessProbe,
+  type ProcessEvidence,
+  type ProcessIdentity,
+  ProcessProbe,
+  type ProcessState
+} from "../services/ProcessProbe.js"
 import { isProcessId, signalZero } from "./SignalZero.js"
 
 const dead: ProcessState = { _tag: "Dead" }
@@ -116,13 +123,22 @@ const processListing = (trustProc: () => boolean): ReadonlySet<number> | null =>
   }
 }
 
-/** The processes `/proc` lists, whatever it hides: what discovery can see, not a liveness answer. */
-const listedPids = (): ReadonlyArray<number> => {
+/** The processes `/proc` lists, whatever it hides, with their arguments: what discovery can see, not a liveness answer. */
+const listedProcesses = (): ReadonlyArray<ListedProcess> => {
+  let names: Array<string>
   try {
-    return fs.readdirSync("/proc").filter((name) => /^[1-9][0-9]*$/.test(name)).map(Number)
+    names = fs.readdirSync("/proc")
   } catch {
     return []
   }
+  return names.filter((name) => /^[1-9][0-9]*$/.test(name)).map((name) => {
+    const pid = Number(name)
+    try {
+      return { pid, arguments: read(splitNul(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8"))) }
+    } catch {
+      return { pid, arguments: unreadable("the process's arguments could not be read") }
+    }
+  })
 }
 
 /** Read once per probe: a remount of `/proc` while a command runs is not worth a read per scan. */
@@ -448,7 +464,7 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
             return Effect.succeed(evidenceUnavailable(`this platform (${platform}) does not show another process's arguments or environment`))
         }
       }),
-    processes: Effect.sync(() => (platform === "linux" ? listedPids() : [])),
+    processes: Effect.sync(() => (platform === "linux" ? listedProcesses() : [])),
     signal,
     states: (alive, startTimeOf) => Effect.suspend(() => statesOf(alive, startTimeOf))
   })
