@@ -41,6 +41,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { benchHomes } from "./homes.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, "..")
@@ -590,6 +591,7 @@ const main = async () => {
       rows.push([`watch --json: record ${kind} (${w.trials}×)`, `${fmt(w.medianMs)} ms median`, "", `max ${fmt(w.maxMs)} ms`])
     }
   }
+  results.homes = await benchHomes({ bin, env: childEnv, rounds: quick ? 10 : 20, log: (line) => process.stderr.write(`${line}\n`) })
   results.loadAfter = load()
 
   const ratio = (size, label) => results.commands[size]?.[label]?.ratio

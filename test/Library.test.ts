@@ -57,7 +57,7 @@ describe("the package entries", () => {
       "resetPolicy",
       "setPolicy"
     ].sort())
-    expect(Object.keys(Registry).sort()).toEqual(["Registry", "layer", "make"])
+    expect(Object.keys(Registry).sort()).toEqual(["Registry", "layer", "layerHomes", "make", "makeHomes"])
     expect(Object.keys(Watch).sort()).toEqual(["Watch", "layer", "make", "rereadEveryIntervals"])
     expect(Object.keys(Library.Wait).sort()).toEqual(["Wait", "layer", "make", "stateOf"])
     expect(Object.keys(Library.Policy).sort()).toEqual(["Policy", "layer", "make"])

@@ -8,7 +8,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FilesNode from "../../src/layers/FilesNode.js"
 import type { NodeOptions } from "../../src/layers/Node.js"
-import { standardHomes } from "../../src/layers/Node.js"
 import * as ProcessProbeNode from "../../src/layers/ProcessProbeNode.js"
 import type { Ports } from "../../src/layers/Services.js"
 import * as ClaudeHome from "../../src/services/ClaudeHome.js"
@@ -59,7 +58,7 @@ export const provideNodePolicy = provideOne(
 
 /** The homes of an invocation that asked for several: `claudeHome` (or the default home) first. */
 const homesNode = (options: NodeOptions) =>
-  Effect.flatMap(standardHomes, (standard) =>
+  Effect.flatMap(ClaudeHomes.standardHomes, (standard) =>
     ClaudeHomes.make({
       roots: [ClaudeHome.rootOf(options.claudeHome, process.env.CLAUDE_CONFIG_DIR, ClaudeHome.userHome), ...(options.claudeHomes ?? [])],
       all: options.allHomes === true

@@ -34,6 +34,9 @@ export const projectsDirectory = (home: string): string => path.join(home, "proj
 export const transcriptPathOf = (home: string, cwd: string, sessionId: string): string =>
   path.join(projectsDirectory(home), projectDirectoryName(cwd), `${sessionId}.jsonl`)
 
+/** Whether Claude Code cuts the directory's name (and another release may have hashed it otherwise). */
+export const isLong = (cwd: string): boolean => sanitizedDirectory(cwd).length > projectNameLimit
+
 /**
  * A project directory that may hold a long directory's transcript under another release's hash:
  * the same 200-character prefix, then `-`.

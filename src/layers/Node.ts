@@ -3,11 +3,8 @@
  * and `/proc` (or `ps` on macOS), and the Claude home from the option, then `CLAUDE_CONFIG_DIR`, then
  * `~/.claude`.
  */
-import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as path from "node:path"
 import * as ClaudeHome from "../services/ClaudeHome.js"
 import * as ClaudeHomes from "../services/ClaudeHomes.js"
 import type { Files } from "../services/Files.js"
@@ -33,29 +30,6 @@ export const layerPorts = (options: NodeOptions = {}): Layer.Layer<Ports> =>
 export const severalHomes = (options: HomesOptions & { readonly claudeHome?: string | undefined }): boolean =>
   options.allHomes === true || (options.claudeHome === undefined ? 0 : 1) + (options.claudeHomes?.length ?? 0) > 1
 
-/**
- * The homes `allHomes` starts from on this machine: `<user home>/.claude` and the home the
- * environment names (`CLAUDE_CONFIG_DIR`, by `ClaudeHome.rootOf`); either left out where it cannot
- * be found (no user home).
- */
-export const standardHomes: Effect.Effect<ReadonlyArray<string>> = Config.option(Config.string("CLAUDE_CONFIG_DIR")).pipe(
-  Effect.orDie,
-  Effect.map((configDir) => {
-    const homes: Array<string> = []
-    try {
-      homes.push(path.join(ClaudeHome.userHome(), ".claude"))
-    } catch {
-      // No user home: only CLAUDE_CONFIG_DIR can name one.
-    }
-    try {
-      homes.push(path.resolve(ClaudeHome.rootOf(undefined, Option.getOrUndefined(configDir), ClaudeHome.userHome)))
-    } catch {
-      // As above.
-    }
-    return homes
-  })
-)
-
 /** The `ClaudeHomes` the options name, on this machine. */
 export const layerHomes = (options: NodeOptions): Layer.Layer<ClaudeHomes.ClaudeHomes, never, ClaudeHome.ClaudeHome | Files | ProcessProbe> =>
   Layer.effect(
@@ -63,7 +37,7 @@ export const layerHomes = (options: NodeOptions): Layer.Layer<ClaudeHomes.Claude
     Effect.gen(function*() {
       const home = yield* ClaudeHome.ClaudeHome
       const roots = [home.root, ...(options.claudeHomes ?? [])]
-      return yield* ClaudeHomes.make({ roots, all: options.allHomes === true }, { ...options, standard: yield* standardHomes })
+      return yield* ClaudeHomes.make({ roots, all: options.allHomes === true }, { ...options, standard: yield* ClaudeHomes.standardHomes })
     })
   )
 

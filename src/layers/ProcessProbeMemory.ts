@@ -265,7 +265,7 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
     signal: (pids) => Effect.sync(() => livenessPass(pids)),
     user: Effect.sync(() => Option.some(uid)),
     states: (alive, startTimeOf) => Effect.sync(() => statesOf(alive, startTimeOf)),
-    processes: Effect.sync(() => [...table].flatMap(([pid, entry]) => (entry.zombie ? [] : [pid]))),
+    processes: Effect.sync(() => [...table].flatMap(([pid, entry]) => (entry.zombie ? [] : [{ pid, arguments: entry.evidence.arguments }]))),
     evidence: (pid) =>
       Effect.sync(() => {
         const hook = evidenceHooks.get(pid)

@@ -24,6 +24,7 @@ import * as fs from "node:fs"
 import { parseEnviron } from "../domain/ClaudeEnvironment.js"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
 import {
+  type ListedProcess,
   make as makeProcessProbe,
   type ProcessEvidence,
   type ProcessIdentity,
@@ -132,13 +133,22 @@ const processListing = (trustProc: () => boolean): ReadonlySet<number> | null =>
   }
 }
 
-/** The processes `/proc` lists, whatever it hides: what discovery can see, not a liveness answer. */
-const listedPids = (): ReadonlyArray<number> => {
+/** The processes `/proc` lists, whatever it hides, with their arguments: what discovery can see, not a liveness answer. */
+const listedProcesses = (): ReadonlyArray<ListedProcess> => {
+  let names: Array<string>
   try {
-    return fs.readdirSync("/proc").filter((name) => /^[1-9][0-9]*$/.test(name)).map(Number)
+    names = fs.readdirSync("/proc")
   } catch {
     return []
   }
+  return names.filter((name) => /^[1-9][0-9]*$/.test(name)).map((name) => {
+    const pid = Number(name)
+    try {
+      return { pid, arguments: read(splitNul(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8"))) }
+    } catch {
+      return { pid, arguments: unreadable("the process's arguments could not be read") }
+    }
+  })
 }
 
 /** Read once per probe: a remount of `/proc` while a command runs is not worth a read per scan. */
@@ -483,7 +493,7 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
             return Effect.succeed(evidenceUnavailable(`this platform (${platform}) does not show another process's arguments or environment`))
         }
       }),
-    processes: Effect.sync(() => (platform === "linux" ? listedPids() : [])),
+    processes: Effect.sync(() => (platform === "linux" ? listedProcesses() : [])),
     signal,
     // The effective uid, which decides what this process may signal and whose files it writes.
     user: Effect.sync(() => (typeof process.geteuid === "function" ? Option.some(process.geteuid()) : Option.none())),

@@ -10,9 +10,11 @@
  * and root. macOS shows no other process's environment to this project, so there `all` is the
  * default home and `$CLAUDE_CONFIG_DIR` only.
  */
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as path from "node:path"
 import * as ClaudeHome from "./ClaudeHome.js"
 import { Files } from "./Files.js"
@@ -87,9 +89,11 @@ export const homeOfProcess = (evidence: ProcessEvidence): string | undefined => 
 /** The homes of the live Claude Code processes this user may read, in pid order, repeats included. */
 export const processHomes: Effect.Effect<ReadonlyArray<string>, never, ProcessProbe> = Effect.gen(function*() {
   const probe = yield* ProcessProbe
-  const pids = [...(yield* probe.processes)].sort((a, b) => a - b)
+  const listed = [...(yield* probe.processes)].sort((a, b) => a.pid - b.pid)
   const homes: Array<string> = []
-  for (const pid of pids) {
+  for (const { arguments: argv, pid } of listed) {
+    if (argv._tag !== "Read" || !isClaudeCode(argv.value)) continue
+    // Read again with the rest: the pid may be another process's by now.
     const evidence = yield* probe.evidence(pid)
     if (evidence.arguments._tag !== "Read" || !isClaudeCode(evidence.arguments.value)) continue
     const home = homeOfProcess(evidence)
@@ -113,6 +117,29 @@ export const distinct = (roots: ReadonlyArray<string>): Effect.Effect<ReadonlyAr
     }
     return kept
   })
+
+/**
+ * The homes `all` starts from on this machine: `<user home>/.claude` and the home the environment
+ * names (`CLAUDE_CONFIG_DIR`, by `ClaudeHome.rootOf`); either left out where it cannot be found
+ * (no user home).
+ */
+export const standardHomes: Effect.Effect<ReadonlyArray<string>> = Config.option(Config.string("CLAUDE_CONFIG_DIR")).pipe(
+  Effect.orDie,
+  Effect.map((configDir) => {
+    const homes: Array<string> = []
+    try {
+      homes.push(path.join(ClaudeHome.userHome(), ".claude"))
+    } catch {
+      // No user home: only CLAUDE_CONFIG_DIR can name one.
+    }
+    try {
+      homes.push(path.resolve(ClaudeHome.rootOf(undefined, Option.getOrUndefined(configDir), ClaudeHome.userHome)))
+    } catch {
+      // As above.
+    }
+    return homes
+  })
+)
 
 export const make = (selection: HomesSelection, options: HomesOptions): Effect.Effect<ClaudeHomes, never, Files | ProcessProbe> =>
   Effect.gen(function*() {

@@ -98,6 +98,13 @@ export interface MountNamespace {
   readonly root: string
 }
 
+/** A process as `ProcessProbe.processes` lists it. */
+export interface ListedProcess {
+  readonly pid: number
+  /** As `ProcessEvidence.arguments`. */
+  readonly arguments: Observed<ReadonlyArray<string>>
+}
+
 export interface ProcessProbe {
   /**
    * This process. It belongs to the port, not to `process.pid`, so that a memory process table can
@@ -134,11 +141,12 @@ export interface ProcessProbe {
    */
   readonly user: Effect.Effect<Option.Option<number>>
   /**
-   * Every process this machine lists to this one, by pid (Linux: the numeric entries of `/proc`),
-   * for finding the Claude homes of the sessions that run; empty where the platform shows no other
-   * process's environment (macOS), since a process's home is known only from it. Never a failure.
+   * Every process this machine lists to this one (Linux: the numeric entries of `/proc`) with its
+   * arguments, for finding the Claude homes of the sessions that run: the arguments tell which
+   * processes to read the `evidence` of. Empty where the platform shows no other process's
+   * environment (macOS), since a process's home is known only from it. Never a failure.
    */
-  readonly processes: Effect.Effect<ReadonlyArray<number>>
+  readonly processes: Effect.Effect<ReadonlyArray<ListedProcess>>
 }
 
 export const ProcessProbe = Context.GenericTag<ProcessProbe>("claude-peers/ProcessProbe")

@@ -19,7 +19,7 @@ import { ClaudeHome } from "./ClaudeHome.js"
 import { ClaudeHomes } from "./ClaudeHomes.js"
 import { Files } from "./Files.js"
 import { ProcessProbe } from "./ProcessProbe.js"
-import { type AddressScope, liveSessions, makeScan, withAddresses } from "./RegistryScan.js"
+import { type AddressScope, liveSessions, makeScan } from "./RegistryScan.js"
 import { Timing } from "./Timing.js"
 import { withTranscript } from "./Transcripts.js"
 
@@ -264,5 +264,3 @@ export const layer: Layer.Layer<Registry, never, Files | ProcessProbe | ClaudeHo
 
 /** The registry over the homes `ClaudeHomes` names. */
 export const layerHomes: Layer.Layer<Registry, never, Files | ProcessProbe | ClaudeHomes> = Layer.effect(Registry, makeHomes)
-
-export { withAddresses }

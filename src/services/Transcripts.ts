@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as path from "node:path"
 import type { Session } from "../domain/Session.js"
-import { isFileNameSafe, mayBeLongProject, projectsDirectory, transcriptPathOf } from "../domain/Transcript.js"
+import { isFileNameSafe, isLong, mayBeLongProject, projectsDirectory, transcriptPathOf } from "../domain/Transcript.js"
 import type { Files } from "./Files.js"
 
 export interface TranscriptFound {
@@ -32,6 +32,7 @@ export const transcriptOf = (files: Files, home: string, session: Pick<Session, 
     if (cwd === null || !isFileNameSafe(sessionId)) return none
     const named = yield* regular(files, transcriptPathOf(home, cwd, sessionId))
     if (Option.isSome(named)) return named.value
+    if (!isLong(cwd)) return none
     const projects = projectsDirectory(home)
     const listing = yield* Effect.orElseSucceed(files.readDirectoryIfExists(projects), () => Option.none())
     for (const entry of Option.getOrElse(listing, () => [])) {
