@@ -82,9 +82,7 @@ export const Wait = Context.GenericTag<Wait>("claude-peers/Wait")
  * its record still says what it was doing when it stopped, and nothing it says will change until
  * it runs again.
  */
-export const stateOf = (session: Session): Status | null =>
-  // The liveness work adds `stopped` to Session; until then no session carries it.
-  (session as { readonly stopped?: unknown }).stopped === true ? null : session.status
+export const stateOf = (session: Session): Status | null => session.stopped ? null : session.status
 
 const candidate = (s: Session): Candidate => ({
   pid: s.pid,
