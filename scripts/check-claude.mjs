@@ -32,6 +32,7 @@ import { startMockApi } from "./check-claude/mock-api.mjs"
 import { makeObserver } from "./check-claude/observe.mjs"
 import { isRunning, killMarked, processStat, startIdleProcess, startZombie } from "./check-claude/processes.mjs"
 import { makeRegistry } from "./check-claude/registry.mjs"
+import { checkSend } from "./check-claude/send.mjs"
 import { makeTmux } from "./check-claude/tmux.mjs"
 import { CheckFailed, makeLog, runProgram, waitFor } from "./check-claude/tools.mjs"
 
@@ -283,6 +284,7 @@ const main = async () => {
   log(`shell's window: ${await shellWindow.end}`)
   await waitUntilSettled(context)
   await report("3. settled")
+  const send = await checkSend({ ...context, claude, home, log })
 
   const undocumented = allRows.filter(isUndocumented).length
   const documented = allRows.filter((row) => row.judgement.startsWith("documented")).length
@@ -290,7 +292,7 @@ const main = async () => {
     `\n${allRows.length} rows in 3 snapshots: ${allRows.length - undocumented - documented} agree, ` +
       `${documented} documented differences, ${undocumented} undocumented.\n`
   )
-  return undocumented === 0 ? 0 : 1
+  return undocumented === 0 && send.ok ? 0 : 1
 }
 
 main().then(
