@@ -35,6 +35,7 @@ import { makeObserver } from "./check-claude/observe.mjs"
 import { checkPolicy } from "./check-claude/policy.mjs"
 import { isRunning, killMarked, processStat, startIdleProcess, startZombie } from "./check-claude/processes.mjs"
 import { makeRegistry } from "./check-claude/registry.mjs"
+import { checkSend } from "./check-claude/send.mjs"
 import { makeTmux } from "./check-claude/tmux.mjs"
 import { CheckFailed, makeLog, runProgram, waitFor } from "./check-claude/tools.mjs"
 import { runWaitPhase } from "./check-claude/wait.mjs"
@@ -300,6 +301,7 @@ const main = async () => {
   ) allRows.push(row)
   await runWaitPhase({ commandPath: join(repoRoot, "bin", "claude-peers.js"), driver, home, log, tmux, work })
   await checkHomes({ claude, commandPath: join(repoRoot, "bin", "claude-peers.js"), directory: run.directory, env, log })
+  const send = await checkSend({ ...context, claude, home, log })
 
   const policyMismatches =
     (await checkPolicy({ claude, env, home, work, log, commandPath: join(repoRoot, "bin", "claude-peers.js"), runDirectory: run.directory })).length
@@ -309,7 +311,7 @@ const main = async () => {
     `\n${allRows.length} rows in 3 snapshots: ${allRows.length - undocumented - documented} agree, ` +
       `${documented} documented differences, ${undocumented} undocumented.\n`
   )
-  return undocumented === 0 && policyMismatches === 0 ? 0 : 1
+  return undocumented === 0 && policyMismatches === 0 && send.ok ? 0 : 1
 }
 
 main().then(

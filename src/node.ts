@@ -5,3 +5,4 @@
 export { layer as layerFiles } from "./layers/FilesNode.js"
 export { layerNode, layerPorts, type NodeOptions } from "./layers/Node.js"
 export { layer as layerProcessProbe } from "./layers/ProcessProbeNode.js"
+export { findClaudeBinary, layer as layerRelay, make as makeRelay, type RelayNodeOptions } from "./layers/RelayNode.js"

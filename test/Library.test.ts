@@ -61,7 +61,7 @@ describe("the package entries", () => {
     expect(Object.keys(Watch).sort()).toEqual(["Watch", "layer", "make", "rereadEveryIntervals"])
     expect(Object.keys(Library.Wait).sort()).toEqual(["Wait", "layer", "make", "stateOf"])
     expect(Object.keys(Library.Policy).sort()).toEqual(["Policy", "layer", "make"])
-    expect(Object.keys(Node).sort()).toEqual(["layerFiles", "layerNode", "layerPorts", "layerProcessProbe"])
+    expect(Object.keys(Node).sort()).toEqual(["findClaudeBinary", "layerFiles", "layerNode", "layerPorts", "layerProcessProbe", "layerRelay", "makeRelay"])
     expect(Object.keys(Testing).sort()).toEqual(["layerFiles", "layerMemory", "layerProcessProbe", "makeMemoryProcesses", "makeMemoryTree", "makeMemoryWorld"])
     expect(Object.keys(Cli).sort()).toEqual(["ExitCode", "OutputFailed", "OutputLoss", "UsageError", "command"])
   })

@@ -23,9 +23,9 @@ export const waitFor = async (what, probe, { intervalMs = 250, timeoutMs = 60_00
 }
 
 /** Runs a program to its end: `{ exit, stdout, stderr }`; killed after `timeoutMs`. */
-export const runProgram = (file, args, { env, timeoutMs = 60_000 }) =>
+export const runProgram = (file, args, { cwd, env, timeoutMs = 60_000 }) =>
   new Promise((resolvePromise, reject) => {
-    const child = spawn(file, args, { env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(file, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
     const out = []
     const err = []
     child.stdout.on("data", (chunk) => out.push(chunk))

@@ -1,0 +1,230 @@
+/**
+ * `Relay` on the real machine: the user's own Claude Code, run as `claude -p` against the model
+ * endpoint claude-peers serves for that one run (`RelayEndpoint`), in a private temporary working
+ * directory, with the receiver's Claude home, and with nothing but `ToolSearch` and `SendMessage`
+ * (see `RelayLaunch` for each flag).
+ *
+ * The relay never outlives the send. Its process is acquired with its release: whatever ends the
+ * send (a receipt, a failure, the timeout, an interruption) it gets SIGTERM first, because Claude
+ * Code removes its own registry record on SIGTERM and leaves it behind on SIGKILL, then SIGKILL
+ * after a grace, and the send returns only once its exit has been seen (Node reaps it then).
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as ChildProcess from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { DeliveryFailed, type RelayRun } from "../domain/Errors.js"
+import { relayArguments, relayEnvironment, relayPrompt } from "../domain/RelayLaunch.js"
+import { Relay, type RelayReceipt, type RelayRequest } from "../services/Relay.js"
+import * as RelayEndpoint from "./RelayEndpoint.js"
+
+export interface RelayNodeOptions {
+  /** The Claude Code executable; when absent, `$CLAUDE_PEERS_CLAUDE_BIN`, then `claude` on `PATH`. */
+  readonly claudeBinary?: string | undefined
+  /** The environment the relay inherits and the binary is looked up in (default: this process's). */
+  readonly environment?: Readonly<Record<string, string | undefined>> | undefined
+  /** Between SIGTERM and SIGKILL (default 3 s). */
+  readonly killGrace?: Duration.DurationInput | undefined
+  /** How long a relay that has given its receipt may take to exit by itself before SIGTERM (default 2 s). */
+  readonly exitGrace?: Duration.DurationInput | undefined
+  /** `ToolSearch` rounds after the send that wait for a hold or refusal notice (default 4). */
+  readonly noticeRounds?: number | undefined
+  /** How long each of those rounds is held back (default 250 ms). */
+  readonly noticeRoundDelay?: Duration.DurationInput | undefined
+}
+
+type Failure = Pick<DeliveryFailed, "cause" | "detail">
+
+const isExecutableFile = (file: string): boolean => {
+  try {
+    fs.accessSync(file, fs.constants.X_OK)
+    return fs.statSync(file).isFile()
+  } catch {
+    return false
+  }
+}
+
+/** `name` in the directories of `PATH`, as a shell finds it; a name with a slash is taken as a path. */
+const lookUp = (name: string, pathVariable: string | undefined): string | null => {
+  if (name.includes("/")) return isExecutableFile(name) ? path.resolve(name) : null
+  for (const directory of (pathVariable ?? "").split(path.delimiter)) {
+    if (directory === "") continue
+    const candidate = path.join(directory, name)
+    if (isExecutableFile(candidate)) return candidate
+  }
+  return null
+}
+
+const cutText = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
+
+/** The executable to relay with, or why there is none (naming what was looked for, and where). */
+export const findClaudeBinary = (
+  options: Pick<RelayNodeOptions, "claudeBinary" | "environment">
+): Either.Either<string, Failure> => {
+  const env = options.environment ?? process.env
+  const fromEnv = env.CLAUDE_PEERS_CLAUDE_BIN
+  const [name, origin] = options.claudeBinary !== undefined
+    ? [options.claudeBinary, "the claudeBinary option"]
+    : fromEnv !== undefined && fromEnv !== ""
+    ? [fromEnv, "$CLAUDE_PEERS_CLAUDE_BIN"]
+    : ["claude", "the default"]
+  const found = lookUp(name, env.PATH)
+  if (found !== null) return Either.right(found)
+  const where = name.includes("/")
+    ? "which is not an executable file"
+    : `which is not an executable file in any directory of PATH (${cutText(env.PATH ?? "unset", 200)})`
+  return Either.left({
+    cause: "relay_not_found",
+    detail: `no Claude Code to relay with: ${origin} names ${
+      JSON.stringify(cutText(name, 200))
+    }, ${where}. Install Claude Code, or name it with claudeBinary or $CLAUDE_PEERS_CLAUDE_BIN`
+  })
+}
+
+const controls = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+
+/** The last non-empty line of what the relay wrote to stderr, terminal-safe and cut short. */
+export const lastLine = (text: string): string | null => {
+  const line = text.split(/\r?\n/).map((part) => part.trim()).filter((part) => part !== "").at(-1)
+  if (line === undefined) return null
+  return cutText(line.replace(controls, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`), 300)
+}
+
+interface Exit {
+  readonly code: number | null
+  readonly signal: string | null
+}
+
+interface Child {
+  readonly process: ChildProcess.ChildProcess
+  readonly exited: Deferred.Deferred<Exit>
+  readonly stderr: () => string
+  readonly exit: () => Exit | null
+}
+
+/** The relay process, started in `cwd`; its release stops it and waits for its exit. */
+const startChild = (
+  executable: string,
+  cwd: string,
+  env: Record<string, string>,
+  killGrace: Duration.Duration
+) =>
+  Effect.acquireRelease(
+    Effect.gen(function*() {
+      const exited = yield* Deferred.make<Exit>()
+      const child = yield* Effect.async<ChildProcess.ChildProcess, Failure>((resume) => {
+        const process = ChildProcess.spawn(executable, relayArguments(), { cwd, env, stdio: ["ignore", "ignore", "pipe"] })
+        process.once("spawn", () => resume(Effect.succeed(process)))
+        process.once("error", (error) =>
+          resume(Effect.fail({ cause: "relay_not_found", detail: `${JSON.stringify(cutText(executable, 200))} could not be started: ${error.message}` })))
+      })
+      let stderr = ""
+      let exit: Exit | null = child.exitCode === null && child.signalCode === null ? null : { code: child.exitCode, signal: child.signalCode }
+      child.stderr?.setEncoding("utf8")
+      child.stderr?.on("data", (chunk: string) => {
+        stderr = (stderr + chunk).slice(-8192)
+      })
+      const record = (code: number | null, signal: NodeJS.Signals | null) => {
+        exit = { code, signal }
+        Deferred.unsafeDone(exited, Effect.succeed(exit))
+      }
+      if (exit !== null) {
+        Deferred.unsafeDone(exited, Effect.succeed(exit))
+      } else child.once("exit", record)
+      return {
+        process: child,
+        exited,
+        stderr: () =>
+          stderr,
+        exit: () =>
+          exit
+      } satisfies Child
+    }),
+    (child) => stop(child, killGrace)
+  )
+
+/** SIGTERM, then SIGKILL after `grace`; ends once the exit has been seen. Does nothing to an exited relay. */
+const stop = (child: Child, grace: Duration.Duration): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    if (child.exit() !== null) return
+    child.process.kill("SIGTERM")
+    const exited = yield* Effect.timeout(Deferred.await(child.exited), grace).pipe(Effect.option)
+    if (exited._tag === "Some") return
+    child.process.kill("SIGKILL")
+    yield* Deferred.await(child.exited)
+  })
+
+const privateDirectory = Effect.acquireRelease(
+  Effect.try({
+    try: () => fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-relay-")),
+    catch: (error): Failure => ({ cause: "relay_failed", detail: `no private working directory for the relay: ${(error as Error).message}` })
+  }),
+  (directory) => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true }))
+)
+
+export const make = (options: RelayNodeOptions = {}): Relay => {
+  const killGrace = Duration.decode(options.killGrace ?? Duration.seconds(3))
+  const exitGrace = Duration.decode(options.exitGrace ?? Duration.seconds(2))
+
+  const send = (request: RelayRequest): Effect.Effect<RelayReceipt, DeliveryFailed> =>
+    Effect.scoped(Effect.gen(function*() {
+      let executable = options.claudeBinary ?? "claude"
+      let child: Child | null = null
+      const runOf = (): RelayRun | null =>
+        child === null ? null : {
+          executable,
+          exitCode: child.exit()?.code ?? null,
+          signal: child.exit()?.signal ?? null,
+          lastStderrLine: lastLine(child.stderr())
+        }
+      const attempt = Effect.gen(function*() {
+        executable = yield* findClaudeBinary(options)
+        const endpoint = yield* RelayEndpoint.start({
+          address: request.address,
+          message: request.message,
+          prompt: relayPrompt,
+          noticeRounds: options.noticeRounds,
+          noticeRoundDelay: options.noticeRoundDelay
+        })
+        const cwd = yield* privateDirectory
+        const env = relayEnvironment({
+          base: options.environment ?? process.env,
+          claudeHome: request.claudeHome,
+          userHome: os.homedir(),
+          baseUrl: endpoint.url,
+          apiKey: endpoint.key
+        })
+        child = yield* startChild(executable, cwd, env, killGrace)
+        const started = child
+        const exitedFirst = Effect.flatMap(Deferred.await(started.exited), (exit): Effect.Effect<never, Failure> =>
+          Effect.fail({
+            cause: "relay_failed",
+            detail: `the relay exited (${exit.signal ?? `code ${exit.code}`}) before SendMessage's result reached the endpoint`
+          }))
+        const receipt = yield* Effect.raceFirst(endpoint.outcome, exitedFirst).pipe(
+          Effect.timeoutFail({
+            duration: request.timeout,
+            onTimeout: (): Failure => ({ cause: "timed_out", detail: `no receipt within ${Duration.format(request.timeout)}; the relay was stopped` })
+          })
+        )
+        // A relay that has given its receipt ends its turn and exits; it is stopped only if it lingers.
+        yield* Effect.timeout(Deferred.await(started.exited), exitGrace).pipe(Effect.ignore)
+        return receipt
+      })
+      const outcome = yield* Effect.either(attempt)
+      if (child !== null) yield* stop(child, killGrace)
+      if (Either.isRight(outcome)) return outcome.right
+      return yield* new DeliveryFailed({ ...outcome.left, session: null, relay: runOf() })
+    }))
+
+  // The relay runs in the default permission mode (RelayLaunch), which is of the prompting class.
+  return { senderClass: "prompting", send }
+}
+
+/** `Relay` through the user's Claude Code. */
+export const layer = (options: RelayNodeOptions = {}): Layer.Layer<Relay> => Layer.sync(Relay, () => make(options))

@@ -1,0 +1,132 @@
+/**
+ * The Node relay's process handling, against a stand-in executable that talks to the endpoint as
+ * Claude Code does (`test/fixtures/relay-stand-in/claude.mjs`): receipts, a relay that never calls,
+ * one that fails, a foreign request, a timeout and an interruption (the relay is killed and
+ * reaped: its pid is gone), and a binary that is not there. No assertion depends on timing.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Either, Fiber } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { findClaudeBinary, make } from "../src/layers/RelayNode.js"
+import type { RelayRequest } from "../src/services/Relay.js"
+
+const standIn = path.join(import.meta.dirname, "fixtures", "relay-stand-in", "claude.mjs")
+const address = "uds:/tmp/cc-socks/4242.sock"
+
+const scratch = () => fs.mkdtempSync(path.join(os.tmpdir(), "relay-node-test-"))
+
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const setUp = (mode: string) => {
+  const directory = scratch()
+  const pidFile = path.join(directory, "pid")
+  const relay = make({
+    claudeBinary: standIn,
+    environment: { ...process.env, STAND_IN_MODE: mode, STAND_IN_PID_FILE: pidFile, STAND_IN_ADDRESS: address },
+    killGrace: "1 second",
+    noticeRounds: 3,
+    noticeRoundDelay: "10 millis"
+  })
+  const request: RelayRequest = { address, message: "hello there", claudeHome: path.join(directory, "home"), timeout: Duration.seconds(60) }
+  const pid = () => Number(fs.readFileSync(pidFile, "utf8"))
+  return { relay, request, pid, pidFile }
+}
+
+const waitForFile = (file: string) =>
+  Effect.gen(function*() {
+    while (!fs.existsSync(file) || fs.readFileSync(file, "utf8") === "") yield* Effect.sleep("20 millis")
+  })
+
+describe("RelayNode against a stand-in Claude Code", () => {
+  it.live("delivered: the receipt, and the relay has exited", () =>
+    Effect.gen(function*() {
+      const { pid, relay, request } = setUp("deliver")
+      const receipt = yield* relay.send(request)
+      expect(receipt.outcome).toBe("delivered")
+      expect(receipt.text).toContain("hello there")
+      expect(isRunning(pid())).toBe(false)
+    }), 60_000)
+
+  it.live("held and refused: what the notice said", () =>
+    Effect.gen(function*() {
+      const held = setUp("hold")
+      expect((yield* held.relay.send(held.request)).outcome).toBe("held")
+      const refused = setUp("refuse")
+      expect((yield* refused.relay.send(refused.request)).outcome).toBe("refused")
+    }), 60_000)
+
+  it.live("a relay that never calls: timed_out, and it is killed and reaped", () =>
+    Effect.gen(function*() {
+      const { pid, relay, request } = setUp("never")
+      const result = yield* Effect.either(relay.send({ ...request, timeout: Duration.seconds(3) }))
+      expect(Either.isLeft(result) && result.left.cause).toBe("timed_out")
+      if (Either.isLeft(result)) expect(result.left.relay?.signal).toBe("SIGTERM")
+      expect(isRunning(pid())).toBe(false)
+    }), 60_000)
+
+  it.live("a relay that ignores SIGTERM is killed after the grace", () =>
+    Effect.gen(function*() {
+      const { pid, relay, request } = setUp("stubborn")
+      const result = yield* Effect.either(relay.send({ ...request, timeout: Duration.seconds(3) }))
+      expect(Either.isLeft(result) && result.left.relay?.signal).toBe("SIGKILL")
+      expect(isRunning(pid())).toBe(false)
+    }), 60_000)
+
+  it.live("interrupted: the relay is killed and reaped before the interruption completes", () =>
+    Effect.gen(function*() {
+      const { pid, pidFile, relay, request } = setUp("never")
+      const fiber = yield* Effect.fork(relay.send(request))
+      yield* waitForFile(pidFile)
+      yield* Fiber.interrupt(fiber)
+      expect(isRunning(pid())).toBe(false)
+    }), 60_000)
+
+  it.live("a relay that exits non-zero: relay_failed with its exit code and last stderr line, terminal-safe", () =>
+    Effect.gen(function*() {
+      const { relay, request } = setUp("fail")
+      const result = yield* Effect.either(relay.send(request))
+      expect(Either.isLeft(result)).toBe(true)
+      if (Either.isLeft(result)) {
+        expect(result.left.cause).toBe("relay_failed")
+        expect(result.left.relay?.exitCode).toBe(3)
+        expect(result.left.relay?.lastStderrLine).toBe("Error: the stand-in \\u{1b}[31mfailed\\u{1b}[0m on purpose")
+        expect(result.left.relay?.executable).toBe(standIn)
+      }
+    }), 60_000)
+
+  it.live("a foreign request without the key: endpoint_refused, and the relay is stopped", () =>
+    Effect.gen(function*() {
+      const { pid, relay, request } = setUp("foreign")
+      const result = yield* Effect.either(relay.send(request))
+      expect(Either.isLeft(result) && result.left.cause).toBe("endpoint_refused")
+      expect(isRunning(pid())).toBe(false)
+    }), 60_000)
+
+  it.live("no binary: relay_not_found naming what was looked for", () =>
+    Effect.gen(function*() {
+      const empty = scratch()
+      const relay = make({ environment: { PATH: empty } })
+      const result = yield* Effect.either(relay.send({ address, message: "m", claudeHome: empty, timeout: Duration.seconds(10) }))
+      expect(Either.isLeft(result) && result.left.cause).toBe("relay_not_found")
+      if (Either.isLeft(result)) {
+        expect(result.left.detail).toContain("\"claude\"")
+        expect(result.left.detail).toContain(empty)
+        expect(result.left.relay).toBe(null)
+      }
+      const named = findClaudeBinary({ claudeBinary: path.join(empty, "nope"), environment: {} })
+      expect(Either.isLeft(named) && named.left.detail).toContain("the claudeBinary option")
+      const fromEnv = findClaudeBinary({ environment: { CLAUDE_PEERS_CLAUDE_BIN: standIn } })
+      expect(fromEnv).toEqual(Either.right(standIn))
+    }), 60_000)
+
+  it.live("the relay sends from the prompting class", () => Effect.sync(() => expect(make().senderClass).toBe("prompting")))
+})
