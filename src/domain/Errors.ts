@@ -263,6 +263,13 @@ export const RelayRun = Schema.Struct({
 })
 export type RelayRun = typeof RelayRun.Type
 
+/** What Claude Code's `SendMessage` reported to the relay: its outcome and its result text. */
+export const Receipt = Schema.Struct({
+  outcome: Schema.Literal("delivered", "held", "refused"),
+  text: Schema.String
+})
+export type Receipt = typeof Receipt.Type
+
 export class DeliveryFailed extends Schema.TaggedError<DeliveryFailed>("claude-peers/DeliveryFailed")("DeliveryFailed", {
   reason: Schema.tag("delivery_failed"),
   cause: DeliveryCause,
@@ -271,11 +278,42 @@ export class DeliveryFailed extends Schema.TaggedError<DeliveryFailed>("claude-p
   /** The session the message was meant for, when it was resolved. */
   session: Schema.NullOr(Receiver),
   /** The relay's run, when one was started. */
-  relay: Schema.NullOr(RelayRun)
+  relay: Schema.NullOr(RelayRun),
+  /**
+   * The receipt, when the relay returned one and the send still failed (`target_changed`): kept as
+   * evidence of what Claude Code reported, never taken for a delivery.
+   */
+  receipt: Schema.optionalWith(Schema.NullOr(Receipt), { default: () => null }),
+  /** The receiver's policy as predicted before relaying, when the send got that far. */
+  predicted: Schema.optionalWith(Schema.NullOr(Prediction), { default: () => null })
 }) {
   override get message(): string {
     const to = this.session === null ? "" : ` to pid ${this.session.pid} (${quote(this.session.name)})`
     return `the message${to} is not known to have been delivered (${this.cause}): ${this.detail}`
+  }
+}
+
+/** Why a message cannot be sent as it is: what Claude Code would not accept, decided before anything runs. */
+export const MessageProblem = Schema.Literal("empty", "too_long", "not_utf8")
+export type MessageProblem = typeof MessageProblem.Type
+
+export class InvalidMessage extends Schema.TaggedError<InvalidMessage>("claude-peers/InvalidMessage")("InvalidMessage", {
+  reason: Schema.tag("invalid_message"),
+  problem: MessageProblem,
+  /** The message's length in UTF-16 code units, as Claude Code counts it. */
+  length: Schema.Int,
+  /** The longest message accepted. */
+  limit: Schema.Int
+}) {
+  override get message(): string {
+    switch (this.problem) {
+      case "empty":
+        return "the message is empty (white space only counts as empty): nothing to send"
+      case "too_long":
+        return `the message is ${this.length} characters long, over the ${this.limit} Claude Code accepts in one message`
+      case "not_utf8":
+        return "the message is not valid UTF-8 text (or holds an unpaired surrogate), which Claude Code cannot carry"
+    }
   }
 }
 
