@@ -12,21 +12,24 @@ import { readArgv } from "../../src/cli/Argv.js"
 import { commandAt, type CommandSpec, commandTable, type Given } from "../../src/cli/CommandTable.js"
 import type { Invocation } from "../../src/cli/Invocation.js"
 
-/** The parsed values of `given` options declared by `command` (none of them a built-in), or undefined. */
+/** The parsed values of `given` options declared by `command` (none of them a built-in), each option's in the order written, or undefined. */
 const valuesOf = (
   command: CommandSpec,
   given: ReadonlyArray<{ readonly name: string; readonly value: string | undefined }>
-): Map<string, unknown> | undefined => {
-  const values = new Map<string, unknown>()
+): Map<string, Array<unknown>> | undefined => {
+  const values = new Map<string, Array<unknown>>()
   for (const option of given) {
     const spec = command.options.find((declared) => declared.name === option.name)
     if (spec === undefined || spec.builtIn === true || (spec.value === undefined) !== (option.value === undefined)) return undefined
-    if (spec.value === undefined) values.set(option.name, true)
-    else {
+    let value: unknown = true
+    if (spec.value !== undefined) {
       const parsed = spec.value.parse(option.value!)
       if (!parsed.ok) return undefined
-      values.set(option.name, parsed.value)
+      value = parsed.value
     }
+    const seen = values.get(option.name)
+    if (seen === undefined) values.set(option.name, [value])
+    else seen.push(value)
   }
   return values
 }
@@ -43,16 +46,27 @@ export const recognize = (args: ReadonlyArray<string>): Invocation | undefined =
   const values = valuesOf(command, reading.options[reading.options.length - 1]!)
   if (program === undefined || values === undefined) return undefined
   const words = reading.words
-  let argument: unknown
+  const declared = command.arguments ?? []
   // `-` is the one argument spelled like an option; what it means is the parser's to say.
-  if (words.length > (command.argument === undefined ? 0 : 1) || words.some((word) => word.startsWith("-"))) return undefined
-  if (words.length === 1) {
-    const parsed = command.argument!.value.parse(words[0]!)
+  if (words.length > declared.length || words.some((word) => word.startsWith("-"))) return undefined
+  if (words.length === 0 && declared[0]?.required === true) return undefined
+  const parsedArguments: Array<unknown> = []
+  for (const [at, argument] of declared.entries()) {
+    if (at >= words.length) {
+      parsedArguments.push(undefined)
+      continue
+    }
+    const parsed = argument.value.parse(words[at]!)
     if (!parsed.ok) return undefined
-    argument = parsed.value
-  } else if (command.argument?.required === true) return undefined
-  const given: Given = { flag: (name) => values.get(name) === true, value: (name) => values.get(name), argument }
+    parsedArguments.push(parsed.value)
+  }
+  const given: Given = {
+    flag: (name) => values.get(name)?.[0] === true,
+    value: (name) => values.get(name)?.at(-1),
+    values: (name) => values.get(name) ?? [],
+    arguments: parsedArguments
+  }
   const made = command.make(given)
   if (typeof made === "string") return undefined
-  return { claudeHome: program.get("--claude-home") as string | undefined, json: given.flag("--json"), command: made }
+  return { claudeHome: program.get("--claude-home")?.at(-1) as string | undefined, json: given.flag("--json"), command: made }
 }

@@ -12,12 +12,12 @@
  *   then the value is missing, a usage error, rather than the next option silently becoming the
  *   value (`resolve --json --name` would otherwise resolve the session id `--name`). `--opt=VALUE`
  *   takes any value, one that starts with `-` included. No option takes an empty value.
- * - A flag takes no value, and no option is given twice.
+ * - A flag takes no value, and no option is given twice unless the table says it repeats.
  * - A word that starts with `-` and is no command's option is a usage error that names it as typed
  *   (`resolve --bogus`), never an argument.
  * - A command that has subcommands takes one of them, nothing else.
  * - `--help` (or `-h`) anywhere asks for the help of the command the other words lead to.
- * - After `--`, every word is an argument; no argument starts with `-`.
+ * - After `--`, every word is an argument; no argument starts with `-`, except `-` itself (standard input).
  */
 import { type CommandSpec, commandTree, type OptionSpec } from "./CompletionTree.js"
 
@@ -150,8 +150,10 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
   // own wherever it stands, `--` or not, so such an argument could not reach the command anyway.
   const dashed = afterDashes?.find((word) => word.startsWith("-") && word !== "-")
   if (dashed !== undefined) found(`'${dashed}' is not an argument of ${reached}: none starts with -`)
-  for (const given of options) {
-    const twice = given.find((option, at) => given.findIndex((other) => other.name === option.name) !== at)
+  for (const [depth, given] of options.entries()) {
+    const twice = given.find((option, at) =>
+      declared(chain[depth]!, option.name)?.repeatable !== true && given.findIndex((other) => other.name === option.name) !== at
+    )
     if (twice !== undefined) found(`${twice.name} is given twice`)
   }
   return { path, options, words, afterDashes, help, json, problem }
@@ -172,16 +174,42 @@ const arranged = (option: GivenOption): ReadonlyArray<string> =>
     : [option.name, option.value]
 
 /**
+ * What `@effect/cli` gets for the options of one command: a repeatable option's values joined into
+ * one value by NUL, which no word of a command line can hold. Its repeated options take neither
+ * `--opt=VALUE` nor a value spelled like a subcommand, and they trim values; one value in the exact
+ * spelling above keeps every value as typed.
+ */
+const joinedRepeats = (command: CommandSpec | undefined, given: ReadonlyArray<GivenOption>): ReadonlyArray<GivenOption> => {
+  const joined: Array<GivenOption> = []
+  for (const option of given) {
+    if (declared(command ?? { name: "", options: [] }, option.name)?.repeatable !== true || option.value === undefined) {
+      joined.push(option)
+      continue
+    }
+    const at = joined.findIndex((seen) => seen.name === option.name)
+    if (at < 0) joined.push(option)
+    else joined[at] = { name: option.name, value: `${joined[at]!.value}${repeatSeparator}${option.value}` }
+  }
+  return joined
+}
+
+/** Between the values of a repeatable option handed to `@effect/cli` as one. */
+export const repeatSeparator = "\u0000"
+
+/**
  * The words as `@effect/cli` takes them: each command's options right after its name, the
  * arguments before the last command's options (it takes a flag's next word as the flag's value
  * when it reads as one: `--json 0` is `--json=false`).
  */
-export const arrangedArgv = (reading: Reading): ReadonlyArray<string> => {
+export const arrangedArgv = (reading: Reading, tree: CommandSpec = commandTree): ReadonlyArray<string> => {
   const last = reading.path.length
+  const chain: Array<CommandSpec | undefined> = [tree]
+  for (const name of reading.path) chain.push(chain.at(-1)?.subcommands?.find((sub) => sub.name === name))
+  const optionsAt = (at: number) => joinedRepeats(chain[at], reading.options[at]!).flatMap(arranged)
   return [
     ...(last === 0 ? reading.words : []),
-    ...reading.options[0]!.flatMap(arranged),
-    ...reading.path.flatMap((name, at) => [name, ...(at + 1 === last ? reading.words : []), ...reading.options[at + 1]!.flatMap(arranged)]),
+    ...optionsAt(0),
+    ...reading.path.flatMap((name, at) => [name, ...(at + 1 === last ? reading.words : []), ...optionsAt(at + 1)]),
     ...(reading.afterDashes === undefined ? [] : ["--", ...reading.afterDashes])
   ]
 }

@@ -37,6 +37,11 @@ export interface OptionSpec {
   readonly value?: ValueSpec
   /** Answered by `@effect/cli` itself (`--completions`, `--version`): declared here for the walk and the completions only. */
   readonly builtIn?: boolean
+  /**
+   * May be given more than once (`--until idle --until waiting`); `Given.values` reads every value in
+   * the order written. Any other option given twice is a usage error: two values for one question.
+   */
+  readonly repeatable?: boolean
 }
 
 export interface ArgumentSpec {
@@ -47,19 +52,30 @@ export interface ArgumentSpec {
   readonly value: ValueSpec
 }
 
-/** What a command line gave a command: its flags, its options' parsed values, its argument's. */
+/** What a command line gave a command: its flags, its options' parsed values, its arguments'. */
 export interface Given {
   readonly flag: (name: string) => boolean
+  /** The option's parsed value; for a repeatable option, the last one written. */
   readonly value: (name: string) => unknown
-  readonly argument: unknown
+  /** Every parsed value of the option, in the order written; empty when it was not given. */
+  readonly values: (name: string) => ReadonlyArray<unknown>
+  /**
+   * The arguments' parsed values, one per declared argument in order, undefined where none was
+   * given: words fill the declared arguments from the first, so `make` decides what a shorter line
+   * means (`send --name N MESSAGE` gives its one word to the first argument).
+   */
+  readonly arguments: ReadonlyArray<unknown>
 }
 
 export interface CommandSpec {
   readonly name: string
   readonly description: string
   readonly options: ReadonlyArray<OptionSpec>
-  /** At most one argument: no command takes more. */
-  readonly argument?: ArgumentSpec
+  /**
+   * The positional arguments, in order. Every one after the first is optional as written: the
+   * parser fills them from the first, and `make` says which combinations mean something.
+   */
+  readonly arguments?: ReadonlyArray<ArgumentSpec>
   readonly subcommands?: ReadonlyArray<CommandSpec>
   /** The command a leaf's given options and argument stand for, or the sentence of the usage error they are. */
   readonly make?: (given: Given) => Command | string
@@ -157,10 +173,10 @@ export const commandTable: CommandSpec = {
         },
         json
       ],
-      argument: sessionId("the session id to resolve"),
+      arguments: [sessionId("the session id to resolve")],
       // Exactly one question: an id and a name together would be two questions with one answer.
       make: (given) => {
-        const id = asString(given.argument)
+        const id = asString(given.arguments[0])
         const name = asString(given.value("--name"))
         const allowSharedName = given.flag("--allow-shared-name")
         if (id === undefined && name === undefined) return "resolve takes a SESSION_ID or --name NAME"
@@ -190,10 +206,10 @@ export const commandTable: CommandSpec = {
           name: "set",
           description: "set the user-level crossSessionInbound, keeping every other byte of the file",
           options: [expectRevision, json],
-          argument: { name: "VALUE", description: "accept, hold or refuse", required: true, value: policyValue },
+          arguments: [{ name: "VALUE", description: "accept, hold or refuse", required: true, value: policyValue }],
           make: (given) => ({
             _tag: "settings set",
-            value: given.argument as InboundPolicy,
+            value: given.arguments[0] as InboundPolicy,
             expectRevision: asString(given.value("--expect-revision"))
           })
         },
@@ -238,10 +254,10 @@ export const commandTable: CommandSpec = {
         },
         json
       ],
-      argument: sessionId("the session whose policy to tell (default: every live session)"),
+      arguments: [sessionId("the session whose policy to tell (default: every live session)")],
       // At most one session: an id and a name together would be two questions with one answer.
       make: (given) => {
-        const id = asString(given.argument)
+        const id = asString(given.arguments[0])
         const name = asString(given.value("--name"))
         if (id !== undefined && name !== undefined) return "policy takes a SESSION_ID or --name NAME, not both"
         if (id === "") return "policy takes a SESSION_ID, and an empty one names no session"

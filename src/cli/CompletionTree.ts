@@ -15,6 +15,8 @@ export interface OptionSpec {
   readonly name: string
   /** Absent for a flag: the next word is not the option's. */
   readonly value?: OptionValue
+  /** May be given more than once. */
+  readonly repeatable?: boolean
 }
 
 export interface CommandSpec {
@@ -27,14 +29,17 @@ export interface CommandSpec {
 
 const help: OptionSpec = { name: "--help" }
 
-const treeOf = (command: TableCommand): CommandSpec => {
-  const values = command.argument?.value.completion
+/** What the walk and the completions read of a command table. */
+export const treeOf = (command: TableCommand): CommandSpec => {
+  const values = command.arguments?.[0]?.value.completion
   return {
     name: command.name,
     options: [
-      ...command.options.map((
-        option
-      ): OptionSpec => (option.value === undefined ? { name: option.name } : { name: option.name, value: option.value.completion })),
+      ...command.options.map((option): OptionSpec => ({
+        name: option.name,
+        ...(option.value === undefined ? {} : { value: option.value.completion }),
+        ...(option.repeatable === true ? { repeatable: true } : {})
+      })),
       help
     ],
     ...(Array.isArray(values) ? { argumentValues: values } : {}),

@@ -83,7 +83,7 @@ const runWords = (words: ReadonlyArray<string>) =>
 const helpOf = (spec: CommandSpec): HelpDoc.HelpDoc => {
   const options = spec.options.filter((option) => option.builtIn !== true)
   const terms = [
-    ...(spec.argument === undefined ? [] : [[spec.argument.name, spec.argument.description] as const]),
+    ...(spec.arguments ?? []).map((argument) => [argument.name, argument.description] as const),
     ...options.map((option) => [option.value === undefined ? option.name : `${option.name} ${option.value.placeholder}`, option.description] as const)
   ]
   const description = HelpDoc.p(spec.description)

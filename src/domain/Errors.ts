@@ -222,7 +222,7 @@ export class InboundRefused extends Schema.TaggedError<InboundRefused>("claude-p
   override get message(): string {
     return `pid ${this.session.pid} (${
       quote(this.session.name)
-    }) refuses messages from other sessions (crossSessionInbound is "refuse", decided by ${this.predicted.decidedBy}): nothing was relayed`
+    }) refuses messages from other sessions (its inbound policy in effect is "refuse", decided by ${this.predicted.decidedBy}): nothing was relayed`
   }
 }
 
