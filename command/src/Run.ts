@@ -2,7 +2,7 @@
  * The standalone command's composition root: each command's handler over the Node services it uses,
  * for its Claude home, with the signal handling it needs (`Signals.ts`). A short command's services are provided without building layers
  * (`provideNodeRegistry`, `provideNodeSettings`, `provideNodePolicy`); `watch`, which runs until
- * stopped, gets every service from `layerNode`. The fast path (`Recognize.ts`, one bundle part per
+ * stopped, and `send`, which runs a relay, get every service from `layerNode`. The fast path (`Recognize.ts`, one bundle part per
  * command: `direct/`) and the full command line (`CommandLine.ts`, through `runInvocation`) run the
  * same functions here.
  */
@@ -77,6 +77,12 @@ export const runWatch = (invocation: Invocation, command: CommandOf<"watch">) =>
     inHome(invocation, (home) => Handlers.watch(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: home }))))
   )
 
+/** A relay is a process of its own: a signal interrupts the send, which stops it (its layer's finalizers). */
+export const runSend = (invocation: Invocation, command: CommandOf<"send">) =>
+  interruptedOnSignal(
+    inHome(invocation, (home) => Handlers.send(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: home }))))
+  )
+
 /** Any invocation: what the full command line runs. */
 export const runInvocation = (invocation: Invocation) => {
   const { command } = invocation
@@ -97,5 +103,7 @@ export const runInvocation = (invocation: Invocation) => {
       return runWatch(invocation, command)
     case "policy":
       return runPolicy(invocation, command)
+    case "send":
+      return runSend(invocation, command)
   }
 }

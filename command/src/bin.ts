@@ -29,6 +29,8 @@ const runDirect = (invocation: Invocation): Promise<void> => {
       return import("./direct/watch.js").then((part) => part.main(invocation, command))
     case "policy":
       return import("./direct/policy.js").then((part) => part.main(invocation, command))
+    case "send":
+      return import("./direct/send.js").then((part) => part.main(invocation, command))
   }
 }
 

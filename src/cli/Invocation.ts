@@ -24,6 +24,19 @@ export type Command =
     readonly query: ResolveQuery | undefined
     readonly managedDirectory: string | undefined
   }
+  /**
+   * A message to one live session. `message` is the text given on the command line, or `stdin` for
+   * `-`: read as bytes when the command runs, so that its UTF-8 can be checked.
+   */
+  | {
+    readonly _tag: "send"
+    readonly query: ResolveQuery
+    readonly message: { readonly _tag: "text"; readonly text: string } | { readonly _tag: "stdin" }
+    readonly allowHold: boolean
+    readonly allowSharedName: boolean
+    /** Without a timeout, `Timing`'s `sendTimeout`. */
+    readonly timeoutMillis: number | undefined
+  }
 
 /** One command of the union, by its tag. */
 export type CommandOf<T extends Command["_tag"]> = Extract<Command, { readonly _tag: T }>
