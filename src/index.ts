@@ -18,7 +18,7 @@ export * as ClaudeHome from "./services/ClaudeHome.js"
 export * as Files from "./services/Files.js"
 export * as ProcessProbe from "./services/ProcessProbe.js"
 
-export { DeliveryResult, maxMessageLength, Mismatch } from "./domain/Delivery.js"
+export { DeliveryResult, Mismatch } from "./domain/Delivery.js"
 export {
   Candidate,
   ChangedDuringWrite,
@@ -38,6 +38,7 @@ export {
   SettingsProblem,
   WouldBeHeld
 } from "./domain/Errors.js"
+export { maxMessageLength, type MessageProblem } from "./domain/Message.js"
 export { normalizeName } from "./domain/Names.js"
 export { SessionPolicy } from "./domain/Policy.js"
 export { RecordDescription } from "./domain/Record.js"

@@ -23,21 +23,31 @@ describe("the package entries", () => {
       "ChangedDuringWrite",
       "Changed",
       "ClaudeHome",
+      "Delivery",
+      "DeliveryCause",
+      "DeliveryFailed",
+      "DeliveryResult",
       "Files",
       "Gone",
       "GoneVerdict",
       "IdentityMismatch",
       "InboundPolicy",
+      "InboundRefused",
       "InvalidJson",
+      "InvalidMessage",
       "InvalidSettings",
+      "Mismatch",
       "NotAddressable",
       "NotLive",
       "NotLiveReason",
       "Policy",
       "PolicyChange",
+      "Prediction",
       "ProcessProbe",
+      "Receipt",
       "RecordDescription",
       "Registry",
+      "Relay",
       "Session",
       "SessionEvent",
       "SessionPolicy",
@@ -49,6 +59,8 @@ describe("the package entries", () => {
       "Timing",
       "Verdict",
       "Watch",
+      "WouldBeHeld",
+      "maxMessageLength",
       "normalizeName",
       "resetPolicy",
       "setPolicy"
@@ -57,7 +69,17 @@ describe("the package entries", () => {
     expect(Object.keys(Watch).sort()).toEqual(["Watch", "layer", "make", "rereadEveryIntervals"])
     expect(Object.keys(Library.Policy).sort()).toEqual(["Policy", "layer", "make"])
     expect(Object.keys(Node).sort()).toEqual(["layerFiles", "layerNode", "layerPorts", "layerProcessProbe"])
-    expect(Object.keys(Testing).sort()).toEqual(["layerFiles", "layerMemory", "layerProcessProbe", "makeMemoryProcesses", "makeMemoryTree", "makeMemoryWorld"])
+    expect(Object.keys(Testing).sort()).toEqual([
+      "RelayAnswer",
+      "layerFiles",
+      "layerMemory",
+      "layerProcessProbe",
+      "layerRelay",
+      "makeMemoryProcesses",
+      "makeMemoryRelay",
+      "makeMemoryTree",
+      "makeMemoryWorld"
+    ])
     expect(Object.keys(Cli).sort()).toEqual(["ExitCode", "OutputFailed", "OutputLoss", "UsageError", "command"])
   })
 

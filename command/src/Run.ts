@@ -2,7 +2,7 @@
  * The standalone command's composition root: each command's handler over the Node services it uses,
  * for its Claude home, with the signal handling it needs (`Signals.ts`). A short command's services are provided without building layers
  * (`provideNodeRegistry`, `provideNodeSettings`, `provideNodePolicy`); `watch`, which runs until
- * stopped, and `send`, which runs a relay, get every service from `layerNode`. The fast path (`Recognize.ts`, one bundle part per
+ * stopped, gets every service from `layerNode`; `send` gets its relay from `layerNode`'s. The fast path (`Recognize.ts`, one bundle part per
  * command: `direct/`) and the full command line (`CommandLine.ts`, through `runInvocation`) run the
  * same functions here.
  */
@@ -14,7 +14,7 @@ import { reportFailures } from "../../src/cli/Report.js"
 import { layerNode } from "../../src/layers/Node.js"
 import { rootOf, userHome } from "../../src/services/ClaudeHome.js"
 import { type PlatformError, SystemError } from "./PlatformErrorsOnFirstUse.js"
-import { provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "./Provide.js"
+import { provideNodeDelivery, provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "./Provide.js"
 import { endedOnSignal, interruptedOnSignal } from "./Signals.js"
 
 /**
@@ -80,7 +80,7 @@ export const runWatch = (invocation: Invocation, command: CommandOf<"watch">) =>
 /** A relay is a process of its own: a signal interrupts the send, which stops it (its layer's finalizers). */
 export const runSend = (invocation: Invocation, command: CommandOf<"send">) =>
   interruptedOnSignal(
-    inHome(invocation, (home) => Handlers.send(invocation.json, command).pipe(Effect.provide(layerNode({ claudeHome: home }))))
+    inHome(invocation, (home) => Handlers.send(invocation.json, command).pipe(provideNodeDelivery({ claudeHome: home })))
   )
 
 /** Any invocation: what the full command line runs. */

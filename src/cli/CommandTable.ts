@@ -8,8 +8,8 @@
  * Adding an option is one entry in its command's `options` (and a read of it in `make`); adding a
  * command is one entry here and one handler (`Handlers.ts`).
  */
-import { invalidMessage } from "../domain/Delivery.js"
 import { inboundPolicyNames } from "../domain/InboundPolicyNames.js"
+import { messageProblem, messageProblemSentence } from "../domain/Message.js"
 import type { InboundPolicy } from "../domain/Settings.js"
 import type { Command } from "./Invocation.js"
 import { maxIntervalMillis, parseInterval, parseRevision } from "./Invocation.js"
@@ -309,8 +309,8 @@ export const commandTable: CommandSpec = {
           return "--allow-shared-name applies to a SESSION_ID: a name shared by two live sessions addresses neither"
         }
         // The sentence says what is wrong with the message, never the message itself.
-        const invalid = word === "-" ? undefined : invalidMessage(word)
-        if (invalid !== undefined) return invalid.message
+        const problem = word === "-" ? undefined : messageProblem(word)
+        if (problem !== undefined) return messageProblemSentence(problem, word.length)
         const ms = given.value("--timeout")
         return {
           _tag: "send",

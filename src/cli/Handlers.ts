@@ -9,8 +9,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { DeliveryResult, invalidMessage, maxMessageLength, messageFromBytes } from "../domain/Delivery.js"
+import { DeliveryResult, invalidMessage, messageFromBytes } from "../domain/Delivery.js"
 import type { InvalidMessage } from "../domain/Errors.js"
+import { maxMessageLength } from "../domain/Message.js"
 import { SessionPolicy } from "../domain/Policy.js"
 import { sessionJson } from "../domain/Session.js"
 import { SessionEvent } from "../domain/SessionEvent.js"
@@ -171,10 +172,7 @@ const messageOf = (command: CommandOf<"send">) =>
   command.message._tag === "text"
     ? Effect.succeed(command.message.text)
     : Effect.flatMap(StandardInput, (input) => input.read(4 * maxMessageLength)).pipe(
-      Effect.flatMap((bytes) => {
-        const read = messageFromBytes(bytes)
-        return "message" in read ? Effect.succeed(read.message) : Effect.fail(read)
-      }),
+      Effect.flatMap(messageFromBytes),
       Effect.filterOrFail((message) => invalidMessage(message) === undefined, (message) => invalidMessage(message)!)
     )
 

@@ -6,6 +6,8 @@
  * evidence never has a second, hand-written shape. I/O failures stay `PlatformError`s (reason `io`).
  */
 import * as Schema from "effect/Schema"
+import { messageProblemSentence } from "./Message.js"
+import { Prediction, Receipt } from "./SendOutcome.js"
 import { VerdictName } from "./Verdict.js"
 
 /** What was asked for: a session id or a name (the other is null). */
@@ -205,13 +207,7 @@ export const encodeError = (error: { readonly constructor: unknown }): Record<st
 /** What a send or a wait was about: the live session it resolved, as a refusal names it. */
 const Receiver = Candidate
 
-/** The prediction a refusal before relaying rests on: the receiver's policy in effect (`policy`). */
-export const Prediction = Schema.Struct({
-  effective: Schema.NullOr(Schema.Literal("accept", "hold", "refuse")),
-  decidedBy: Schema.String,
-  certainty: Schema.Literal("certain", "partial")
-})
-export type Prediction = typeof Prediction.Type
+export { Prediction, Receipt } from "./SendOutcome.js"
 
 export class InboundRefused extends Schema.TaggedError<InboundRefused>("claude-peers/InboundRefused")("InboundRefused", {
   reason: Schema.tag("inbound_refused"),
@@ -263,13 +259,6 @@ export const RelayRun = Schema.Struct({
 })
 export type RelayRun = typeof RelayRun.Type
 
-/** What Claude Code's `SendMessage` reported to the relay: its outcome and its result text. */
-export const Receipt = Schema.Struct({
-  outcome: Schema.Literal("delivered", "held", "refused"),
-  text: Schema.String
-})
-export type Receipt = typeof Receipt.Type
-
 export class DeliveryFailed extends Schema.TaggedError<DeliveryFailed>("claude-peers/DeliveryFailed")("DeliveryFailed", {
   reason: Schema.tag("delivery_failed"),
   cause: DeliveryCause,
@@ -306,14 +295,7 @@ export class InvalidMessage extends Schema.TaggedError<InvalidMessage>("claude-p
   limit: Schema.Int
 }) {
   override get message(): string {
-    switch (this.problem) {
-      case "empty":
-        return "the message is empty (white space only counts as empty): nothing to send"
-      case "too_long":
-        return `the message is ${this.length} characters long, over the ${this.limit} Claude Code accepts in one message`
-      case "not_utf8":
-        return "the message is not valid UTF-8 text (or holds an unpaired surrogate), which Claude Code cannot carry"
-    }
+    return messageProblemSentence(this.problem, this.length, this.limit)
   }
 }
 

@@ -27,7 +27,7 @@ export const layerPorts = (options: NodeOptions = {}): Layer.Layer<Ports> =>
  * The relay on this machine. Until the Node relay (a `claude -p` run) is composed here, every send
  * fails as a relay that cannot be found, before anything runs: never a pretended delivery.
  */
-const layerRelay: Layer.Layer<Relay> = Layer.succeed(
+export const layerRelay: Layer.Layer<Relay> = Layer.succeed(
   Relay,
   Relay.of({
     senderClass: "prompting",

@@ -16,18 +16,10 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { type DeliveryResult, invalidMessage, mismatchOf } from "../domain/Delivery.js"
-import {
-  type Candidate,
-  DeliveryFailed,
-  InboundRefused,
-  type InvalidMessage,
-  NotAddressable,
-  type Prediction,
-  type SessionQuery,
-  WouldBeHeld
-} from "../domain/Errors.js"
+import { type Candidate, DeliveryFailed, InboundRefused, type InvalidMessage, NotAddressable, type SessionQuery, WouldBeHeld } from "../domain/Errors.js"
 import type { PermissionModeClass } from "../domain/PermissionMode.js"
 import type { SessionPolicy } from "../domain/Policy.js"
+import type { Prediction } from "../domain/SendOutcome.js"
 import type { Session } from "../domain/Session.js"
 import type { InboundPolicy } from "../domain/Settings.js"
 import { ClaudeHome } from "./ClaudeHome.js"
