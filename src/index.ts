@@ -6,8 +6,10 @@
  * The services are tags with their `layer`; `layerNode` (`claude-peers/node`) provides all of them
  * on the real machine, `layerMemory` (`claude-peers/testing`) in memory.
  */
+export * as Delivery from "./services/Delivery.js"
 export * as Policy from "./services/Policy.js"
 export * as Registry from "./services/Registry.js"
+export * as Relay from "./services/Relay.js"
 export * as Settings from "./services/Settings.js"
 export * as Timing from "./services/Timing.js"
 export * as Wait from "./services/Wait.js"
@@ -17,21 +19,30 @@ export * as ClaudeHome from "./services/ClaudeHome.js"
 export * as Files from "./services/Files.js"
 export * as ProcessProbe from "./services/ProcessProbe.js"
 
+export { DeliveryResult, Mismatch } from "./domain/Delivery.js"
 export {
   Candidate,
   ChangedDuringWrite,
+  DeliveryCause,
+  DeliveryFailed,
   Ended,
   IdentityMismatch,
+  InboundRefused,
   InvalidJson,
+  InvalidMessage,
   InvalidSettings,
   NotAddressable,
   NotLive,
   NotLiveReason,
+  Prediction,
+  Receipt,
   SessionQuery,
   SettingsProblem,
   TimedOut,
-  WaitState
+  WaitState,
+  WouldBeHeld
 } from "./domain/Errors.js"
+export { maxMessageLength, type MessageProblem } from "./domain/Message.js"
 export { normalizeName } from "./domain/Names.js"
 export { effectiveFor, ReceiverMode, SenderOutcome, SessionPolicy } from "./domain/Policy.js"
 export { RecordDescription } from "./domain/Record.js"

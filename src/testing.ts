@@ -8,3 +8,4 @@ export { layerMemory, makeMemoryWorld, type MemoryOptions, type MemoryWorld, typ
 export { makeMemoryTree, type MemoryTree, type MemoryTreeOptions, type MemoryUser, type SpecialType, type WatchRefusal } from "./layers/MemoryTree.js"
 export type { MemoryTreeKernel } from "./layers/MemoryTreeKernel.js"
 export { layer as layerProcessProbe, makeMemoryProcesses, type MemoryProcesses, type MemoryProcessesOptions } from "./layers/ProcessProbeMemory.js"
+export { layer as layerRelay, makeMemoryRelay, type MemoryRelay, type MemoryRelayOptions, RelayAnswer, type SentMessage } from "./layers/RelayMemory.js"

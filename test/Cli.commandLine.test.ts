@@ -160,7 +160,7 @@ describe("options may follow the command they belong to", { timeout: 60_000 }, (
 
   it("an option no command on the line takes says where it goes; so does -- where no argument goes", () => {
     const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
-      [["--json"], "claude-peers: claude-peers takes a command (list, inspect, resolve, settings, watch, wait, policy), and --json goes after it\n"],
+      [["--json"], "claude-peers: claude-peers takes a command (list, inspect, resolve, settings, watch, wait, policy, send), and --json goes after it\n"],
       [["--claude-home", home, "settings", "--json"], "claude-peers: claude-peers settings takes a command (get, set, reset), and --json goes after it\n"],
       [["--name", "alpha", "list"], "claude-peers: --name is not an option of claude-peers list\n"],
       [["settings", "--", "get"], "claude-peers: claude-peers settings takes a command (get, set, reset) before --\n"],

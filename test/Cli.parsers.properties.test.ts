@@ -124,6 +124,34 @@ const documented = fc.oneof(
       maybe(valued("--managed-dir", value)),
       maybe(flag("--json"))
     )
+  }),
+  fc.record({
+    path: fc.constant(["send"]),
+    // A session by id (then the message) or by name, the message or `-`; sometimes both or neither.
+    groups: fc.oneof(
+      {
+        weight: 4,
+        arbitrary: fc.tuple(
+          fc.tuple(value, value).map(([id, message]): ReadonlyArray<string> => [id, message]),
+          maybe(flag("--allow-shared-name")),
+          maybe(valued("--timeout", interval)),
+          maybe(flag("--json"))
+        )
+      },
+      {
+        weight: 4,
+        arbitrary: fc.tuple(valued("--name", value), value.map((m): ReadonlyArray<string> => [m]), maybe(flag("--allow-hold")), maybe(flag("--json")))
+      },
+      {
+        weight: 1,
+        arbitrary: fc.tuple(
+          maybe(value.map((id): ReadonlyArray<string> => [id])),
+          maybe(valued("--name", value)),
+          maybe(value.map((m): ReadonlyArray<string> => [m])),
+          maybe(flag("--allow-shared-name"))
+        )
+      }
+    )
   })
 )
 

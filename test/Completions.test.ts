@@ -47,7 +47,7 @@ const offeredAfter = (...words: ReadonlyArray<string>) => Object.fromEntries(ins
 
 const inEveryShell = (...candidates: ReadonlyArray<string>) => Object.fromEntries(installed.map((shell) => [shell, [...candidates].sort()]))
 
-const subcommands = ["inspect", "list", "policy", "resolve", "settings", "wait", "watch"]
+const subcommands = ["inspect", "list", "policy", "resolve", "send", "settings", "wait", "watch"]
 
 describe("claude-peers --completions", { timeout: 60_000 }, () => {
   for (const shell of shells.filter((s) => !installed.includes(s))) it.skip(`${shell} is not installed`, () => {})

@@ -24,21 +24,31 @@ describe("the package entries", () => {
       "Changed",
       "Ended",
       "ClaudeHome",
+      "Delivery",
+      "DeliveryCause",
+      "DeliveryFailed",
+      "DeliveryResult",
       "Files",
       "Gone",
       "GoneVerdict",
       "IdentityMismatch",
       "InboundPolicy",
+      "InboundRefused",
       "InvalidJson",
+      "InvalidMessage",
       "InvalidSettings",
+      "Mismatch",
       "NotAddressable",
       "NotLive",
       "NotLiveReason",
       "Policy",
       "PolicyChange",
+      "Prediction",
       "ProcessProbe",
+      "Receipt",
       "RecordDescription",
       "Registry",
+      "Relay",
       "Session",
       "SessionEvent",
       "SessionPolicy",
@@ -53,6 +63,8 @@ describe("the package entries", () => {
       "Wait",
       "WaitState",
       "Watch",
+      "WouldBeHeld",
+      "maxMessageLength",
       "normalizeName",
       "resetPolicy",
       "setPolicy"
@@ -62,7 +74,17 @@ describe("the package entries", () => {
     expect(Object.keys(Library.Wait).sort()).toEqual(["Wait", "layer", "make", "stateOf"])
     expect(Object.keys(Library.Policy).sort()).toEqual(["Policy", "layer", "make"])
     expect(Object.keys(Node).sort()).toEqual(["findClaudeBinary", "layerFiles", "layerNode", "layerPorts", "layerProcessProbe", "layerRelay", "makeRelay"])
-    expect(Object.keys(Testing).sort()).toEqual(["layerFiles", "layerMemory", "layerProcessProbe", "makeMemoryProcesses", "makeMemoryTree", "makeMemoryWorld"])
+    expect(Object.keys(Testing).sort()).toEqual([
+      "RelayAnswer",
+      "layerFiles",
+      "layerMemory",
+      "layerProcessProbe",
+      "layerRelay",
+      "makeMemoryProcesses",
+      "makeMemoryRelay",
+      "makeMemoryTree",
+      "makeMemoryWorld"
+    ])
     expect(Object.keys(Cli).sort()).toEqual(["ExitCode", "OutputFailed", "OutputLoss", "UsageError", "command"])
   })
 

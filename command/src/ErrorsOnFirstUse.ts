@@ -17,6 +17,12 @@ export type SettingsProblem = Errors.SettingsProblem
 export type InvalidSettings = Errors.InvalidSettings
 export type InvalidJson = Errors.InvalidJson
 export type NotAddressable = Errors.NotAddressable
+export type InboundRefused = Errors.InboundRefused
+export type WouldBeHeld = Errors.WouldBeHeld
+export type DeliveryFailed = Errors.DeliveryFailed
+export type InvalidMessage = Errors.InvalidMessage
+export type DeliveryCause = Errors.DeliveryCause
+export type RelayRun = Errors.RelayRun
 
 export const SessionQuery = onFirstUse(() => real().SessionQuery)
 export const quote = onFirstUse(() => real().quote)
@@ -29,6 +35,10 @@ export const SettingsProblem = onFirstUse(() => real().SettingsProblem)
 export const InvalidSettings = onFirstUse(() => real().InvalidSettings)
 export const InvalidJson = onFirstUse(() => real().InvalidJson)
 export const NotAddressable = onFirstUse(() => real().NotAddressable)
+export const InboundRefused = onFirstUse(() => real().InboundRefused)
+export const WouldBeHeld = onFirstUse(() => real().WouldBeHeld)
+export const DeliveryFailed = onFirstUse(() => real().DeliveryFailed)
+export const InvalidMessage = onFirstUse(() => real().InvalidMessage)
 export const encodeError = onFirstUse(() => real().encodeError)
 export type WaitState = Errors.WaitState
 export type TimedOut = Errors.TimedOut

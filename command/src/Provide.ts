@@ -9,13 +9,16 @@ import * as Effect from "effect/Effect"
 import * as FilesNode from "../../src/layers/FilesNode.js"
 import type { NodeOptions } from "../../src/layers/Node.js"
 import * as ProcessProbeNode from "../../src/layers/ProcessProbeNode.js"
+import * as RelayNode from "../../src/layers/RelayNode.js"
 import type { Ports } from "../../src/layers/Services.js"
 import * as ClaudeHome from "../../src/services/ClaudeHome.js"
 import * as ClaudeHomes from "../../src/services/ClaudeHomes.js"
+import * as Delivery from "../../src/services/Delivery.js"
 import { Files } from "../../src/services/Files.js"
 import * as Policy from "../../src/services/Policy.js"
 import { ProcessProbe } from "../../src/services/ProcessProbe.js"
 import * as Registry from "../../src/services/Registry.js"
+import { Relay } from "../../src/services/Relay.js"
 import * as Settings from "../../src/services/Settings.js"
 import * as Timing from "../../src/services/Timing.js"
 
@@ -48,6 +51,18 @@ export const provideNodeRegistry = provideOne(Registry.Registry, Registry.make)
 
 /** The settings over the ports. */
 export const provideNodeSettings = provideOne(Settings.Settings, Settings.make)
+
+/** Delivery, and the policy, registry and relay it sends through, over the ports. */
+export const provideNodeDelivery = provideOne(
+  Delivery.Delivery,
+  Delivery.make,
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    effect.pipe(
+      Effect.provideServiceEffect(Policy.Policy, Policy.make),
+      Effect.provideServiceEffect(Registry.Registry, Registry.make),
+      Effect.provideServiceEffect(Relay, Effect.sync(() => RelayNode.make()))
+    ) as Effect.Effect<A, E, Exclude<R, Policy.Policy | Registry.Registry | Relay> | Ports>
+)
 
 /** The policy, and the registry it reads, over the ports. */
 export const provideNodePolicy = provideOne(

@@ -2,7 +2,7 @@
  * The standalone command's composition root: each command's handler over the Node services it uses,
  * for its Claude home, with the signal handling it needs (`Signals.ts`). A short command's services are provided without building layers
  * (`provideNodeRegistry`, `provideNodeSettings`, `provideNodePolicy`); `watch`, which runs until
- * stopped, gets every service from `layerNode`. The fast path (`Recognize.ts`, one bundle part per
+ * stopped, gets every service from `layerNode`; `send` gets its relay from `layerNode`'s. The fast path (`Recognize.ts`, one bundle part per
  * command: `direct/`) and the full command line (`CommandLine.ts`, through `runInvocation`) run the
  * same functions here.
  */
@@ -18,7 +18,14 @@ import type { Ports } from "../../src/layers/Services.js"
 import { rootOf, userHome } from "../../src/services/ClaudeHome.js"
 import type { Registry } from "../../src/services/Registry.js"
 import { type PlatformError, SystemError } from "./PlatformErrorsOnFirstUse.js"
-import { provideNodePolicy, provideNodePolicyHomes, provideNodeRegistry, provideNodeRegistryHomes, provideNodeSettings } from "./Provide.js"
+import {
+  provideNodeDelivery,
+  provideNodePolicy,
+  provideNodePolicyHomes,
+  provideNodeRegistry,
+  provideNodeRegistryHomes,
+  provideNodeSettings
+} from "./Provide.js"
 import { endedOnSignal, interruptedOnSignal } from "./Signals.js"
 
 /**
@@ -118,6 +125,12 @@ export const runWatch = (invocation: Invocation, command: CommandOf<"watch">) =>
 export const runWait = (invocation: Invocation, command: CommandOf<"wait">) =>
   inHome(invocation, (options) => Handlers.wait(invocation.json, command).pipe(Effect.provide(layerNode(options))))
 
+/** A relay is a process of its own: a signal interrupts the send, which stops it (its layer's finalizers). */
+export const runSend = (invocation: Invocation, command: CommandOf<"send">) =>
+  interruptedOnSignal(
+    inHome(invocation, (options) => Handlers.send(invocation.json, command).pipe(provideNodeDelivery(options)))
+  )
+
 /** Any invocation: what the full command line runs. */
 export const runInvocation = (invocation: Invocation) => {
   const { command } = invocation
@@ -140,5 +153,7 @@ export const runInvocation = (invocation: Invocation) => {
       return runPolicy(invocation, command)
     case "wait":
       return runWait(invocation, command)
+    case "send":
+      return runSend(invocation, command)
   }
 }

@@ -32,6 +32,8 @@ const runDirect = (invocation: Invocation): Promise<void> => {
     // It runs for as long as the session takes: the full command line's start-up costs it nothing that matters.
     case "wait":
       return import("./CommandLine.js").then((cli) => cli.main(process.argv))
+    case "send":
+      return import("./direct/send.js").then((part) => part.main(invocation, command))
   }
 }
 

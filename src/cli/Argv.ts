@@ -206,10 +206,15 @@ export const arrangedArgv = (reading: Reading, tree: CommandSpec = commandTree):
   const chain: Array<CommandSpec | undefined> = [tree]
   for (const name of reading.path) chain.push(chain.at(-1)?.subcommands?.find((sub) => sub.name === name))
   const optionsAt = (at: number) => joinedRepeats(chain[at], reading.options[at]!).flatMap(arranged)
+  // `@effect/cli` reads no option after a `-` argument (standard input): a line with one gets its
+  // arguments after `--`, past every option, in the order typed.
+  const stdin = reading.words.includes("-")
+  const words = stdin ? [] : reading.words
+  const afterDashes = stdin ? [...reading.words, ...(reading.afterDashes ?? [])] : reading.afterDashes
   return [
-    ...(last === 0 ? reading.words : []),
+    ...(last === 0 ? words : []),
     ...optionsAt(0),
-    ...reading.path.flatMap((name, at) => [name, ...(at + 1 === last ? reading.words : []), ...optionsAt(at + 1)]),
-    ...(reading.afterDashes === undefined ? [] : ["--", ...reading.afterDashes])
+    ...reading.path.flatMap((name, at) => [name, ...(at + 1 === last ? words : []), ...optionsAt(at + 1)]),
+    ...(afterDashes === undefined ? [] : ["--", ...afterDashes])
   ]
 }

@@ -10,6 +10,7 @@
  */
 import type { WaitState } from "../domain/Errors.js"
 import { inboundPolicyNames } from "../domain/InboundPolicyNames.js"
+import { messageProblem, messageProblemSentence } from "../domain/Message.js"
 import type { InboundPolicy } from "../domain/Settings.js"
 import type { Status } from "../domain/Status.js"
 import type { Command, Invocation } from "./Invocation.js"
@@ -134,6 +135,7 @@ const waitStateValue: ValueSpec = {
 const timeoutValue: ValueSpec = {
   placeholder: "MS",
   completion: "text",
+  // A zero timeout would end a wait, or stop a relay, before it began.
   parse: (ms) => {
     const parsed = parseInterval(ms)
     return parsed === undefined ? refused(`--timeout must be a positive number of milliseconds, at most ${maxIntervalMillis}, not '${ms}'`) : ok(parsed)
@@ -373,6 +375,52 @@ export const commandTable: CommandSpec = {
           query,
           managedDirectory: asString(given.value("--managed-dir")),
           senderMode: senderMode === "bypass" || senderMode === "prompting" ? senderMode : undefined
+        }
+      }
+    },
+    {
+      name: "send",
+      description:
+        "send a message into one live session through Claude Code's own SendMessage, unless its policy refuses or would hold it, and tell what became of it",
+      options: [
+        { name: "--name", description: "the session with this registry name (compared as Claude Code compares names)", value: text("NAME") },
+        { name: "--allow-hold", description: "send even when the session would hold the message for its user's approval (it may expire unseen)" },
+        {
+          name: "--allow-shared-name",
+          description: "send to SESSION_ID even when its name is shared with another live session (the message goes to its socket)"
+        },
+        { name: "--timeout", description: "how long, in ms, the relay may take to get a receipt (default 30000)", value: timeoutValue },
+        json
+      ],
+      arguments: [
+        sessionId("the session to send to"),
+        { name: "MESSAGE", description: "the message, or - to read it from standard input", required: false, value: text("MESSAGE") }
+      ],
+      // One session and one message: with --name, the one word is the message.
+      make: (given) => {
+        const name = asString(given.value("--name"))
+        const [first, second] = given.arguments.map(asString)
+        const id = name === undefined ? first : undefined
+        const word = name === undefined ? second : first
+        if (name !== undefined && second !== undefined) return "send takes a SESSION_ID or --name NAME, not both"
+        if (name === undefined && first === undefined) return "send takes a SESSION_ID or --name NAME, then the MESSAGE (or - for standard input)"
+        if (word === undefined) return "send takes the MESSAGE after the session (or - to read it from standard input)"
+        if (id === "") return "send takes a SESSION_ID, and an empty one names no session"
+        const allowSharedName = given.flag("--allow-shared-name")
+        if (name !== undefined && allowSharedName) {
+          return "--allow-shared-name applies to a SESSION_ID: a name shared by two live sessions addresses neither"
+        }
+        // The sentence says what is wrong with the message, never the message itself.
+        const problem = word === "-" ? undefined : messageProblem(word)
+        if (problem !== undefined) return messageProblemSentence(problem, word.length)
+        const ms = given.value("--timeout")
+        return {
+          _tag: "send",
+          query: name !== undefined ? { name } : { sessionId: id! },
+          message: word === "-" ? { _tag: "stdin" } : { _tag: "text", text: word },
+          allowHold: given.flag("--allow-hold"),
+          allowSharedName,
+          timeoutMillis: typeof ms === "number" ? ms : undefined
         }
       }
     }

@@ -10,22 +10,38 @@ import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { DeliveryResult, invalidMessage, messageFromBytes } from "../domain/Delivery.js"
+import type { InvalidMessage } from "../domain/Errors.js"
+import { maxMessageLength } from "../domain/Message.js"
 import { SessionPolicy } from "../domain/Policy.js"
 import { sessionJson } from "../domain/Session.js"
 import { SessionEvent } from "../domain/SessionEvent.js"
 import { emptyRevision, type PolicyChange, resetPolicy, setPolicy, type SettingsView } from "../domain/Settings.js"
 import type { Services } from "../layers/Services.js"
 import { ClaudeHome } from "../services/ClaudeHome.js"
+import { Delivery } from "../services/Delivery.js"
 import { Files } from "../services/Files.js"
 import { Policy } from "../services/Policy.js"
 import { Registry } from "../services/Registry.js"
 import { Settings } from "../services/Settings.js"
 import { Wait, type WaitOutcome } from "../services/Wait.js"
 import { type NotificationsRefused, Watch } from "../services/Watch.js"
+import { StandardInput } from "./Input.js"
 import type { CommandOf, Invocation } from "./Invocation.js"
 import { OutputFailed, printError, printLine, readerGone } from "./Output.js"
-import { entriesTable, eventLine, inspectRow, policiesText, policyText, sessionDetails, sessionsTable, settingsText, waitText } from "./Render.js"
-import { type ExitCode, printData, type ReportedError, reportFailures } from "./Report.js"
+import {
+  deliveryText,
+  entriesTable,
+  eventLine,
+  inspectRow,
+  policiesText,
+  policyText,
+  sessionDetails,
+  sessionsTable,
+  settingsText,
+  waitText
+} from "./Render.js"
+import { ExitCode, exitCodes, printData, type ReportedError, reportFailures, reportUsageError } from "./Report.js"
 import { jsonText, terminalSafe } from "./Text.js"
 import { eventMatches, filters } from "./WatchFilter.js"
 
@@ -189,6 +205,48 @@ const waitJson = (outcome: WaitOutcome) =>
     ? { state: outcome.state, verdict: null, session: sessionJson(outcome.session) }
     : { state: "gone", verdict: outcome.verdict, session: outcome.session === null ? null : sessionJson(outcome.session) }
 
+/**
+ * The message to send: the command line's, or standard input's bytes for `-`, refused when it is
+ * not UTF-8 (UTF-8 takes at most 4 bytes per UTF-16 unit, so more bytes than that are too long).
+ */
+const messageOf = (command: CommandOf<"send">) =>
+  command.message._tag === "text"
+    ? Effect.succeed(command.message.text)
+    : Effect.flatMap(StandardInput, (input) => input.read(4 * maxMessageLength)).pipe(
+      Effect.flatMap(messageFromBytes),
+      Effect.filterOrFail((message) => invalidMessage(message) === undefined, (message) => invalidMessage(message)!)
+    )
+
+/**
+ * A message sent, and its receipt printed whatever it says: `refused` then ends with 9, as a
+ * refusal predicted before relaying does, and `held` without `--allow-hold` with 10 (it was held
+ * all the same; the policy had not said it would be). A message refused as it is, read from
+ * standard input, is a usage error, as it is on the command line.
+ */
+export const send = Effect.fn("send")(
+  function*(json: boolean, command: CommandOf<"send">) {
+    const message = yield* messageOf(command)
+    const result = yield* (yield* Delivery).send(command.query, message, {
+      allowHold: command.allowHold,
+      allowSharedName: command.allowSharedName,
+      timeout: command.timeoutMillis
+    })
+    yield* printData(json, () => Schema.encodeSync(DeliveryResult)(result), () => deliveryText(result))
+    return result.outcome
+  },
+  (effect, json: boolean, command: CommandOf<"send">) =>
+    effect.pipe(
+      Effect.catchTag("InvalidMessage", (invalid): Effect.Effect<InvalidMessage> => Effect.succeed(invalid)),
+      reportFailures(json, noFileNote),
+      Effect.flatMap((outcome) => {
+        if (typeof outcome !== "string") return reportUsageError(outcome.message, json)
+        if (outcome === "refused") return Effect.fail(new ExitCode({ code: exitCodes.inbound_refused }))
+        if (outcome === "held" && !command.allowHold) return Effect.fail(new ExitCode({ code: exitCodes.would_be_held }))
+        return Effect.void
+      })
+    )
+)
+
 /** Any invocation, over the services in context: what a mounted command runs on its host's. */
 export const handle = (invocation: Invocation): Effect.Effect<void, ExitCode | OutputFailed, Services> => {
   const { command, json } = invocation
@@ -211,6 +269,8 @@ export const handle = (invocation: Invocation): Effect.Effect<void, ExitCode | O
       return policy(json, command)
     case "wait":
       return wait(json, command)
+    case "send":
+      return send(json, command)
   }
 }
 

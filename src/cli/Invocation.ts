@@ -44,6 +44,19 @@ export type Command =
     /** Answer for a sender of this class only; both classes when undefined. */
     readonly senderMode?: "bypass" | "prompting" | undefined
   }
+  /**
+   * A message to one live session. `message` is the text given on the command line, or `stdin` for
+   * `-`: read as bytes when the command runs, so that its UTF-8 can be checked.
+   */
+  | {
+    readonly _tag: "send"
+    readonly query: ResolveQuery
+    readonly message: { readonly _tag: "text"; readonly text: string } | { readonly _tag: "stdin" }
+    readonly allowHold: boolean
+    readonly allowSharedName: boolean
+    /** Without a timeout, `Timing`'s `sendTimeout`. */
+    readonly timeoutMillis: number | undefined
+  }
 
 /** Which sessions' events `watch` prints: each criterion given must hold (a name compared as Claude Code compares names). */
 export interface WatchFilter {

@@ -29,6 +29,7 @@ import * as ClaudeHome from "../services/ClaudeHome.js"
 import * as ClaudeHomes from "../services/ClaudeHomes.js"
 import { Files } from "../services/Files.js"
 import { ProcessProbe } from "../services/ProcessProbe.js"
+import { Relay } from "../services/Relay.js"
 import { Timing } from "../services/Timing.js"
 import { readArgv } from "./Argv.js"
 import { runArguments } from "./CommandLine.js"
@@ -53,6 +54,7 @@ const hostRunner = (invocation: Invocation): Effect.Effect<void, ExitCode | Outp
     const home = yield* ClaudeHome.ClaudeHome
     const ports = Context.make(Files, yield* Files).pipe(
       Context.add(ProcessProbe, yield* ProcessProbe),
+      Context.add(Relay, yield* Relay),
       Context.add(
         ClaudeHome.ClaudeHome,
         ClaudeHome.make(invocation.claudeHome ?? home.root, { managedSettingsDirectory: managed ?? home.managedSettingsDirectory })

@@ -3,6 +3,7 @@
  * file or the command line goes through `terminalSafe`.
  */
 import * as Schema from "effect/Schema"
+import type { DeliveryResult } from "../domain/Delivery.js"
 import { defaultPolicyWords, describePolicy, receiverModeCaveat, type SessionPolicy, unseenWords } from "../domain/Policy.js"
 import type { Session } from "../domain/Session.js"
 import type { SessionEvent } from "../domain/SessionEvent.js"
@@ -277,3 +278,30 @@ export const waitText = (outcome: WaitOutcome): string =>
     : outcome.session === null
     ? `gone (${outcome.verdict}): not live when the wait began`
     : `gone (${outcome.verdict})\n${sessionDetails(outcome.session)}`
+
+const outcomeWords: Record<DeliveryResult["outcome"], string> = {
+  delivered: "delivered to",
+  held: "held for its user's approval by",
+  refused: "refused by"
+}
+
+/**
+ * `send`: one line saying what became of the message and for whom, the receipt on one line (a
+ * receipt's line breaks are escaped, so it cannot pose as a line of this program), and what the
+ * prediction said where it was partial or contradicted. The message itself is never shown.
+ */
+export const deliveryText = (result: DeliveryResult): string => {
+  const { mismatch, predicted, receipt, session } = result
+  return [
+    terminalSafe(`${outcomeWords[result.outcome]} pid ${session.pid} (${session.name})`),
+    `receipt: ${terminalSafe(receipt.text)}`,
+    ...(predicted.certainty === "partial"
+      ? [
+        `the prediction (${
+          predicted.effective ?? "default"
+        }, decided by ${predicted.decidedBy}) was partial: something that could change it could not be read (see \`claude-peers policy\`)`
+      ]
+      : []),
+    ...(mismatch === null ? [] : [`the policy predicted ${mismatch.predicted}, but Claude Code reported ${mismatch.reported}`])
+  ].join("\n")
+}

@@ -6,6 +6,8 @@
  * evidence never has a second, hand-written shape. I/O failures stay `PlatformError`s (reason `io`).
  */
 import * as Schema from "effect/Schema"
+import { messageProblemSentence } from "./Message.js"
+import { Prediction, Receipt } from "./SendOutcome.js"
 import { VerdictName } from "./Verdict.js"
 
 /** What was asked for: a session id or a name (the other is null). */
@@ -240,13 +242,7 @@ export const encodeError = (error: { readonly constructor: unknown }): Record<st
 /** What a send or a wait was about: the live session it resolved, as a refusal names it. */
 const Receiver = Candidate
 
-/** The prediction a refusal before relaying rests on: the receiver's policy in effect (`policy`). */
-export const Prediction = Schema.Struct({
-  effective: Schema.NullOr(Schema.Literal("accept", "hold", "refuse")),
-  decidedBy: Schema.String,
-  certainty: Schema.Literal("certain", "partial")
-})
-export type Prediction = typeof Prediction.Type
+export { Prediction, Receipt } from "./SendOutcome.js"
 
 export class InboundRefused extends Schema.TaggedError<InboundRefused>("claude-peers/InboundRefused")("InboundRefused", {
   reason: Schema.tag("inbound_refused"),
@@ -306,11 +302,35 @@ export class DeliveryFailed extends Schema.TaggedError<DeliveryFailed>("claude-p
   /** The session the message was meant for, when it was resolved. */
   session: Schema.NullOr(Receiver),
   /** The relay's run, when one was started. */
-  relay: Schema.NullOr(RelayRun)
+  relay: Schema.NullOr(RelayRun),
+  /**
+   * The receipt, when the relay returned one and the send still failed (`target_changed`): kept as
+   * evidence of what Claude Code reported, never taken for a delivery.
+   */
+  receipt: Schema.optionalWith(Schema.NullOr(Receipt), { default: () => null }),
+  /** The receiver's policy as predicted before relaying, when the send got that far. */
+  predicted: Schema.optionalWith(Schema.NullOr(Prediction), { default: () => null })
 }) {
   override get message(): string {
     const to = this.session === null ? "" : ` to pid ${this.session.pid} (${quote(this.session.name)})`
     return `the message${to} is not known to have been delivered (${this.cause}): ${this.detail}`
+  }
+}
+
+/** Why a message cannot be sent as it is: what Claude Code would not accept, decided before anything runs. */
+export const MessageProblem = Schema.Literal("empty", "too_long", "not_utf8")
+export type MessageProblem = typeof MessageProblem.Type
+
+export class InvalidMessage extends Schema.TaggedError<InvalidMessage>("claude-peers/InvalidMessage")("InvalidMessage", {
+  reason: Schema.tag("invalid_message"),
+  problem: MessageProblem,
+  /** The message's length in UTF-16 code units, as Claude Code counts it. */
+  length: Schema.Int,
+  /** The longest message accepted. */
+  limit: Schema.Int
+}) {
+  override get message(): string {
+    return messageProblemSentence(this.problem, this.length, this.limit)
   }
 }
 

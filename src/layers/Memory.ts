@@ -9,6 +9,7 @@ import * as ClaudeHomes from "../services/ClaudeHomes.js"
 import * as FilesMemory from "./FilesMemory.js"
 import { makeMemoryTree, type MemoryTree, type MemoryUser } from "./MemoryTree.js"
 import * as ProcessProbeMemory from "./ProcessProbeMemory.js"
+import * as RelayMemory from "./RelayMemory.js"
 import { type CommonOptions, type HomesOptions, layerServices, type Services } from "./Services.js"
 
 export interface MemoryWorld {
@@ -18,6 +19,8 @@ export interface MemoryWorld {
   readonly processes: ProcessProbeMemory.MemoryProcesses
   /** The Claude home inside the tree. */
   readonly home: ClaudeHome.ClaudeHome
+  /** The relay: script its answers (delivered, held, refused, failed, none, late), read what was sent to whom. */
+  readonly relay: RelayMemory.MemoryRelay
 }
 
 export interface MemoryWorldOptions extends ProcessProbeMemory.MemoryProcessesOptions {
@@ -27,12 +30,15 @@ export interface MemoryWorldOptions extends ProcessProbeMemory.MemoryProcessesOp
   readonly managedSettingsDirectory?: string | undefined
   /** The user the program runs as in the tree (default uid 1000, gid 1000; uid 0 is root). */
   readonly user?: MemoryUser | undefined
+  /** The relay's permission-mode class (default `prompting`). */
+  readonly relay?: RelayMemory.MemoryRelayOptions | undefined
 }
 
 export const makeMemoryWorld = (options: MemoryWorldOptions = {}): MemoryWorld => ({
   tree: makeMemoryTree({ user: options.user }),
   processes: ProcessProbeMemory.makeMemoryProcesses(options),
-  home: ClaudeHome.make(options.claudeHome ?? "/home/user/.claude", options)
+  home: ClaudeHome.make(options.claudeHome ?? "/home/user/.claude", options),
+  relay: RelayMemory.makeMemoryRelay(options.relay)
 })
 
 export interface MemoryOptions extends CommonOptions, HomesOptions {
@@ -54,6 +60,7 @@ export const layerMemory = (world: MemoryWorld, options: MemoryOptions = {}): La
   const ports = Layer.mergeAll(
     FilesMemory.layer(world.tree),
     ProcessProbeMemory.layer(world.processes),
+    RelayMemory.layer(world.relay),
     Layer.succeed(ClaudeHome.ClaudeHome, ClaudeHome.make(root, homeOptions))
   )
   const several = options.allHomes === true || (options.claudeHomes?.length ?? 0) > 0

@@ -11,6 +11,7 @@ import type { Files } from "../services/Files.js"
 import type { ProcessProbe } from "../services/ProcessProbe.js"
 import * as FilesNode from "./FilesNode.js"
 import * as ProcessProbeNode from "./ProcessProbeNode.js"
+import * as RelayNode from "./RelayNode.js"
 import { type CommonOptions, type HomesOptions, layerServices, type Ports, type Services } from "./Services.js"
 
 export interface NodeOptions extends CommonOptions, HomesOptions {
@@ -20,6 +21,8 @@ export interface NodeOptions extends CommonOptions, HomesOptions {
   readonly managedSettingsDirectory?: string | undefined
   /** Whether a name is an address for this program's senders (`ClaudeHome.sendersHome`); default true. */
   readonly sendersHome?: boolean | undefined
+  /** How the relay of `send` finds and runs Claude Code (`RelayNode`). */
+  readonly relay?: RelayNode.RelayNodeOptions | undefined
 }
 
 /** The ports alone, for a program that provides its own services over them. */
@@ -42,10 +45,12 @@ export const layerHomes = (options: NodeOptions): Layer.Layer<ClaudeHomes.Claude
   )
 
 /**
- * Registry, Settings, Watch and Policy on the real machine, with the ports they run on; over several
- * homes when the options ask for them (the settings are then the first home's).
+ * Registry, Settings, Watch, Wait, Policy and Delivery on the real machine, with the ports and the
+ * relay (a `claude -p` run of the user's Claude Code) they run on; over several homes when the
+ * options ask for them (the settings are then the first home's).
  */
 export const layerNode = (options: NodeOptions = {}): Layer.Layer<Services> => {
   const ports = layerPorts(options)
-  return severalHomes(options) ? layerServices(ports, options, Layer.provide(layerHomes(options), ports)) : layerServices(ports, options)
+  const withRelay = Layer.merge(ports, RelayNode.layer(options.relay))
+  return severalHomes(options) ? layerServices(withRelay, options, Layer.provide(layerHomes(options), ports)) : layerServices(withRelay, options)
 }

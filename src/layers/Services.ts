@@ -5,10 +5,12 @@
 import * as Layer from "effect/Layer"
 import type { ClaudeHome } from "../services/ClaudeHome.js"
 import type { ClaudeHomes } from "../services/ClaudeHomes.js"
+import * as Delivery from "../services/Delivery.js"
 import type { Files } from "../services/Files.js"
 import * as Policy from "../services/Policy.js"
 import type { ProcessProbe } from "../services/ProcessProbe.js"
 import * as Registry from "../services/Registry.js"
+import type { Relay } from "../services/Relay.js"
 import * as Settings from "../services/Settings.js"
 import * as Timing from "../services/Timing.js"
 import * as Wait from "../services/Wait.js"
@@ -18,8 +20,8 @@ import * as WatchHomes from "../services/WatchHomes.js"
 /** What the services run on. */
 export type Ports = Files | ProcessProbe | ClaudeHome
 
-/** Every service of the library, and the ports they run on. */
-export type Services = Registry.Registry | Settings.Settings | Watch.Watch | Wait.Wait | Policy.Policy | Ports
+/** Every service of the library, the relay `Delivery` sends through, and the ports they run on. */
+export type Services = Registry.Registry | Settings.Settings | Watch.Watch | Wait.Wait | Policy.Policy | Delivery.Delivery | Relay | Ports
 
 /** The options every composite layer takes. */
 export interface CommonOptions {
@@ -40,20 +42,20 @@ export interface HomesOptions {
  * registry and the watch read every home it names. The settings stay the one `ClaudeHome`'s.
  */
 export const layerServices = (
-  ports: Layer.Layer<Ports>,
+  ports: Layer.Layer<Ports | Relay>,
   options: CommonOptions = {},
   homes?: Layer.Layer<ClaudeHomes, never, Files | ProcessProbe>
 ): Layer.Layer<Services> => {
   // Merged, so that what runs on these services (a mounted command re-pointing its home) can read the same waits.
   const base = Layer.provideMerge(Timing.layer(options.timing), ports)
   if (homes === undefined) {
-    return Wait.layer.pipe(
+    return Layer.merge(Wait.layer, Delivery.layer).pipe(
       Layer.provideMerge(Layer.merge(Watch.layer, Policy.layer)),
       Layer.provideMerge(Layer.merge(Registry.layer, Settings.layer)),
       Layer.provideMerge(base)
     )
   }
-  return Wait.layer.pipe(
+  return Layer.merge(Wait.layer, Delivery.layer).pipe(
     Layer.provideMerge(Layer.merge(WatchHomes.layer, Policy.layer)),
     Layer.provideMerge(Layer.merge(Registry.layerHomes, Settings.layer)),
     Layer.provideMerge(Layer.provideMerge(homes, base))

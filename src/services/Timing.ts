@@ -1,6 +1,6 @@
 /**
  * Every wait the library makes, in one place: the torn-read retry, the settings lock's wait and
- * poll, and `watch`'s interval and windows. All of them sleep on Effect's `Clock`, so a test on
+ * poll, `watch`'s interval and windows, and `send`'s timeout. All of them sleep on Effect's `Clock`, so a test on
  * `TestClock` drives them with `TestClock.adjust`, and all of them can be set through the composite
  * layers' `timing` option (`layerNode({ timing })`, `layerMemory(world, { timing })`).
  *
@@ -35,6 +35,8 @@ export interface Timings {
   readonly watchWindow: Duration.Duration
   /** `watch`: how often an absent registry directory is looked for (200 ms, or the interval when shorter). */
   readonly directoryPoll: Duration.Duration
+  /** `send`: how long a relay may take from its start to `SendMessage`'s receipt before the send is `timed_out` (30 s). */
+  readonly sendTimeout: Duration.Duration
 }
 
 /** Each wait as any `Duration` input (`"25 millis"`, `25`, `Duration.seconds(2)`); the ones left out keep their defaults. */
@@ -47,7 +49,8 @@ export const defaults: Timings = {
   foreignLockWait: Duration.seconds(10),
   watchInterval: Duration.seconds(2),
   watchWindow: Duration.millis(75),
-  directoryPoll: Duration.millis(200)
+  directoryPoll: Duration.millis(200),
+  sendTimeout: Duration.seconds(30)
 }
 
 export class Timing extends Context.Reference<Timing>()("claude-peers/Timing", { defaultValue: () => defaults }) {}

@@ -11,6 +11,7 @@ import { Effect, Layer } from "effect"
 import * as FilesMemory from "../../src/layers/FilesMemory.js"
 import type { MemoryTree } from "../../src/layers/MemoryTree.js"
 import * as ProcessProbeMemory from "../../src/layers/ProcessProbeMemory.js"
+import * as RelayMemory from "../../src/layers/RelayMemory.js"
 import { layerServices, type Services } from "../../src/layers/Services.js"
 import * as ClaudeHome from "../../src/services/ClaudeHome.js"
 import { Files } from "../../src/services/Files.js"
@@ -56,7 +57,12 @@ export const makeObservedMemoryHome = (options: HomeOptions = {}): MemoryHome =>
     processes,
     calls,
     layer: layerServices(
-      Layer.mergeAll(Layer.succeed(Files, observed), ProcessProbeMemory.layer(processes), Layer.succeed(ClaudeHome.ClaudeHome, home.world.home))
+      Layer.mergeAll(
+        Layer.succeed(Files, observed),
+        ProcessProbeMemory.layer(processes),
+        Layer.succeed(ClaudeHome.ClaudeHome, home.world.home),
+        RelayMemory.layer(home.world.relay)
+      )
     )
   }
 }

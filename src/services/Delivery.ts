@@ -1,0 +1,152 @@
+/**
+ * Sending a message into one live session, and telling the truth about what became of it. Two
+ * rules earn their place here:
+ * - The message is addressed to the socket of the session resolved (`uds:<socketPath>`), never to
+ *   its name: a name can move to another session between the resolve and the send, and the socket
+ *   is held by one process only.
+ * - "delivered" is said only when `SendMessage` reported it *and* the session resolved is, after
+ *   the receipt, still the one live at that socket (same pid, session id, socket and start time).
+ *   Otherwise the receipt is kept as evidence of a `target_changed` failure.
+ * Nothing is relayed for a session that does not resolve, or whose policy refuses or would hold
+ * the message (unless the caller allows a held one).
+ */
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import { type DeliveryResult, invalidMessage, mismatchOf } from "../domain/Delivery.js"
+import { type Candidate, DeliveryFailed, InboundRefused, type InvalidMessage, NotAddressable, type SessionQuery, WouldBeHeld } from "../domain/Errors.js"
+import type { PermissionModeClass } from "../domain/PermissionMode.js"
+import type { SessionPolicy } from "../domain/Policy.js"
+import type { Prediction } from "../domain/SendOutcome.js"
+import type { Session } from "../domain/Session.js"
+import type { InboundPolicy } from "../domain/Settings.js"
+import { ClaudeHome } from "./ClaudeHome.js"
+import { Policy } from "./Policy.js"
+import { Registry, type ResolveError, type ResolveQuery } from "./Registry.js"
+import { Relay } from "./Relay.js"
+import { Timing } from "./Timing.js"
+
+export interface SendOptions {
+  /**
+   * Relay a message the receiver's policy would hold for its user's approval. A held message waits
+   * unseen and may expire, so without this a predicted `hold` is `WouldBeHeld`, nothing relayed.
+   */
+  readonly allowHold?: boolean | undefined
+  /** Resolve a session id whose name another live session shares (as `Registry.resolve`'s option). */
+  readonly allowSharedName?: boolean | undefined
+  /** How long the relay may take, from its start to the receipt (default `Timing`'s `sendTimeout`). */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+export type SendError = ResolveError | InvalidMessage | InboundRefused | WouldBeHeld | DeliveryFailed
+
+export interface Delivery {
+  /**
+   * Sends `message` to the one live session `query` resolves to, through the relay, and returns
+   * what Claude Code's `SendMessage` reported for it, confirmed for that session; or refuses before
+   * relaying (`InvalidMessage`, the resolve's refusals, `InboundRefused`, `WouldBeHeld`); or fails
+   * with `DeliveryFailed` and its evidence.
+   */
+  readonly send: (query: ResolveQuery, message: string, options?: SendOptions) => Effect.Effect<DeliveryResult, SendError>
+}
+
+export const Delivery = Context.GenericTag<Delivery>("claude-peers/Delivery")
+
+/**
+ * The outcome the receiver's policy predicts for a message from a sender of `senderClass`: the
+ * policy in effect when a setting decides it. With nothing set (`effective: null`) Claude Code
+ * decides per message by the two sessions' permission-mode classes (same class: delivered, else
+ * held); until the receiver's class is read here, that prediction is null, and nothing is refused
+ * or held back on it.
+ */
+export const predictedFor = (policy: SessionPolicy, _senderClass: PermissionModeClass): InboundPolicy | null => policy.effective
+
+const candidateOf = (s: Session): Candidate => ({
+  pid: s.pid,
+  sessionId: s.sessionId,
+  name: s.name,
+  socketPath: s.socketPath,
+  kind: s.kind,
+  jobId: s.jobId
+})
+
+const queryOf = (query: ResolveQuery): SessionQuery =>
+  query.sessionId !== undefined ? { sessionId: query.sessionId, name: null } : { sessionId: null, name: query.name }
+
+/** Whether `now` is the process resolved: the fields that together name one process and its inbox. */
+const sameProcess = (resolved: Session, now: Session): boolean =>
+  now.pid === resolved.pid && now.sessionId === resolved.sessionId && now.socketPath === resolved.socketPath &&
+  now.startedAtMs === resolved.startedAtMs
+
+export const make = Effect.gen(function*() {
+  const policies = yield* Policy
+  const registry = yield* Registry
+  const relay = yield* Relay
+  const home = yield* ClaudeHome
+  const timings = yield* Timing
+
+  /**
+   * Whether the session resolved is still the one live at its socket, read again by its id (its
+   * name may be shared by now, which does not matter for a socket). A failure to read it again
+   * leaves the delivery unconfirmed, which is not "delivered" either.
+   */
+  const unconfirmedBecause = (resolved: Session): Effect.Effect<string | undefined> =>
+    Effect.map(Effect.either(registry.resolve({ sessionId: resolved.sessionId }, { allowSharedName: true })), (now) => {
+      if (Either.isLeft(now)) return `after the receipt, the session could not be resolved again: ${now.left.message}`
+      if (sameProcess(resolved, now.right)) return undefined
+      return `after the receipt, session id ${resolved.sessionId} is pid ${now.right.pid} at ${now.right.socketPath ?? "no socket"} (started ${
+        now.right.startedAtMs ?? "?"
+      }), not pid ${resolved.pid} at ${resolved.socketPath} (started ${resolved.startedAtMs ?? "?"})`
+    })
+
+  const send = Effect.fn("Delivery.send")(
+    function*(query: ResolveQuery, message: string, options: SendOptions = {}): Effect.fn.Return<DeliveryResult, SendError> {
+      const invalid = invalidMessage(message)
+      if (invalid !== undefined) return yield* invalid
+      const { policy, session } = yield* policies.resolve(query, { allowSharedName: options.allowSharedName === true })
+      const receiver = candidateOf(session)
+      const predicted: Prediction = {
+        effective: predictedFor(policy, relay.senderClass),
+        decidedBy: policy.decidedBy,
+        certainty: policy.certainty
+      }
+      if (predicted.effective === "refuse") return yield* new InboundRefused({ query: queryOf(query), session: receiver, predicted })
+      if (predicted.effective === "hold" && options.allowHold !== true) {
+        return yield* new WouldBeHeld({ query: queryOf(query), session: receiver, predicted })
+      }
+      // The resolve refuses a session without a socket; this holds the address to that rule.
+      if (session.socketPath === null) return yield* new NotAddressable({ query: queryOf(query), session: receiver })
+      const timeout = options.timeout === undefined ? timings.sendTimeout : Duration.decode(options.timeout)
+      const receipt = yield* relay.send({ address: `uds:${session.socketPath}`, message, claudeHome: home.root, timeout }).pipe(
+        Effect.mapError((failed) =>
+          new DeliveryFailed({
+            cause: failed.cause,
+            detail: failed.detail,
+            session: failed.session ?? receiver,
+            relay: failed.relay,
+            receipt: failed.receipt,
+            predicted: failed.predicted ?? predicted
+          })
+        )
+      )
+      const unconfirmed = yield* unconfirmedBecause(session)
+      if (unconfirmed !== undefined) {
+        return yield* new DeliveryFailed({ cause: "target_changed", detail: unconfirmed, session: receiver, relay: null, receipt, predicted })
+      }
+      return {
+        outcome: receipt.outcome,
+        receipt: { outcome: receipt.outcome, text: receipt.text },
+        predicted,
+        session,
+        mismatch: mismatchOf(predicted, receipt)
+      }
+    }
+  )
+
+  return Delivery.of({ send })
+})
+
+/** Delivery over the policy, the registry, the relay and the Claude home the relay runs under. */
+export const layer: Layer.Layer<Delivery, never, Policy | Registry | Relay | ClaudeHome> = Layer.effect(Delivery, make)
