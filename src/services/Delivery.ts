@@ -18,10 +18,9 @@ import * as Layer from "effect/Layer"
 import { type DeliveryResult, invalidMessage, mismatchOf } from "../domain/Delivery.js"
 import { type Candidate, DeliveryFailed, InboundRefused, type InvalidMessage, NotAddressable, type SessionQuery, WouldBeHeld } from "../domain/Errors.js"
 import type { PermissionModeClass } from "../domain/PermissionMode.js"
-import type { SessionPolicy } from "../domain/Policy.js"
+import { senderOutcome, type SessionPolicy } from "../domain/Policy.js"
 import type { Prediction } from "../domain/SendOutcome.js"
 import type { Session } from "../domain/Session.js"
-import type { InboundPolicy } from "../domain/Settings.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { Policy } from "./Policy.js"
 import { Registry, type ResolveError, type ResolveQuery } from "./Registry.js"
@@ -55,13 +54,15 @@ export interface Delivery {
 export const Delivery = Context.GenericTag<Delivery>("claude-peers/Delivery")
 
 /**
- * The outcome the receiver's policy predicts for a message from a sender of `senderClass`: the
- * policy in effect when a setting decides it. With nothing set (`effective: null`) Claude Code
- * decides per message by the two sessions' permission-mode classes (same class: delivered, else
- * held); until the receiver's class is read here, that prediction is null, and nothing is refused
- * or held back on it.
+ * What the receiver's policy predicts for a message from a sender of `senderClass`: the policy in
+ * effect when a setting decides it; with nothing set, Claude Code's rule for the two sessions'
+ * permission-mode classes (same class: delivered, else held), null where the receiver's class is
+ * unknown. Sure only when every input to it is.
  */
-export const predictedFor = (policy: SessionPolicy, _senderClass: PermissionModeClass): InboundPolicy | null => policy.effective
+export const predictionFor = (policy: SessionPolicy, senderClass: PermissionModeClass): Prediction => {
+  const outcome = senderOutcome(policy, senderClass)
+  return { effective: outcome.outcome, decidedBy: policy.decidedBy, certainty: outcome.certainty }
+}
 
 const candidateOf = (s: Session): Candidate => ({
   pid: s.pid,
@@ -107,19 +108,26 @@ export const make = Effect.gen(function*() {
       if (invalid !== undefined) return yield* invalid
       const { policy, session } = yield* policies.resolve(query, { allowSharedName: options.allowSharedName === true })
       const receiver = candidateOf(session)
-      const predicted: Prediction = {
-        effective: predictedFor(policy, relay.senderClass),
-        decidedBy: policy.decidedBy,
-        certainty: policy.certainty
-      }
+      const predicted = predictionFor(policy, relay.senderClass)
       if (predicted.effective === "refuse") return yield* new InboundRefused({ query: queryOf(query), session: receiver, predicted })
       if (predicted.effective === "hold" && options.allowHold !== true) {
         return yield* new WouldBeHeld({ query: queryOf(query), session: receiver, predicted })
       }
       // The resolve refuses a session without a socket; this holds the address to that rule.
       if (session.socketPath === null) return yield* new NotAddressable({ query: queryOf(query), session: receiver })
+      // A stopped process reads nothing until continued: the relay's call would hang, or fail and deliver later.
+      if (session.stopped) {
+        return yield* new DeliveryFailed({
+          cause: "target_stopped",
+          detail: `pid ${session.pid} is stopped (SIGSTOP or a debugger); nothing was relayed: continue it (kill -CONT ${session.pid}) and send again`,
+          session: receiver,
+          relay: null,
+          receipt: null,
+          predicted
+        })
+      }
       const timeout = options.timeout === undefined ? timings.sendTimeout : Duration.decode(options.timeout)
-      const receipt = yield* relay.send({ address: `uds:${session.socketPath}`, message, claudeHome: home.root, timeout }).pipe(
+      const receipt = yield* relay.send({ address: `uds:${session.socketPath}`, message, claudeHome: session.home ?? home.root, timeout }).pipe(
         Effect.mapError((failed) =>
           new DeliveryFailed({
             cause: failed.cause,
