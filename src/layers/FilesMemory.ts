@@ -185,7 +185,25 @@ export const make = (tree: MemoryTree): Files => {
     readDirectory,
     readDirectoryIfExists,
     stat: (path) => run(() => infoOf(kernel.existing(path, true, "stat", "stat").node)),
+    statIfExists: (path) =>
+      run(() => {
+        try {
+          return Option.some(infoOf(kernel.existing(path, true, "stat", "stat").node))
+        } catch (error) {
+          if (error instanceof SystemError && error.reason === "NotFound") return Option.none()
+          throw error
+        }
+      }),
     lstat: (path) => run(() => infoOf(kernel.existing(path, false, "lstat", "lstat").node)),
+    lstatIfExists: (path) =>
+      run(() => {
+        try {
+          return Option.some(infoOf(kernel.existing(path, false, "lstat", "lstat").node))
+        } catch (error) {
+          if (error instanceof SystemError && error.reason === "NotFound") return Option.none()
+          throw error
+        }
+      }),
     readBounded,
     makeDirectory: (path, mode, owner) => run(() => kernel.makeDirectories(path, mode, "makeDirectory", owner)),
     writeNewFile,

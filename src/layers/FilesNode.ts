@@ -146,7 +146,19 @@ const readDirectoryIfExists = (path: string): Effect.Effect<Option.Option<Readon
 
 const stat = (path: string) => attemptSync("stat", path, () => infoOf(NFS.statSync(path)))
 
+const statIfExists = (path: string) =>
+  attemptSync("stat", path, () => {
+    const stats = NFS.statSync(path, { throwIfNoEntry: false })
+    return stats === undefined ? Option.none() : Option.some(infoOf(stats))
+  })
+
 const lstat = (path: string) => attemptSync("lstat", path, () => infoOf(NFS.lstatSync(path)))
+
+const lstatIfExists = (path: string) =>
+  attemptSync("lstat", path, () => {
+    const stats = NFS.lstatSync(path, { throwIfNoEntry: false })
+    return stats === undefined ? Option.none() : Option.some(infoOf(stats))
+  })
 
 /** Where `O_NOFOLLOW` does not exist, a final link is refused by an `lstat` just before the open. */
 const refuseLinkWithoutNoFollow = (path: string): Effect.Effect<void, PlatformError> =>
@@ -374,7 +386,9 @@ export const make = (): Files =>
     readDirectory,
     readDirectoryIfExists,
     stat,
+    statIfExists,
     lstat,
+    lstatIfExists,
     readBounded,
     makeDirectory,
     writeNewFile,
