@@ -74,7 +74,7 @@ describe("claude-peers --completions", { timeout: 60_000 }, () => {
     expect(offeredAfter("--claude-home=homes", "list", "--")).toEqual(inEveryShell("--help", "--json"))
     expect(offeredAfter("watch", "--interval", "500", "--")).toEqual(inEveryShell("--help", "--interval", "--json"))
     expect(offeredAfter("settings", "reset", "--")).toEqual(inEveryShell("--expect-revision", "--help", "--json"))
-    expect(offeredAfter("policy", "--")).toEqual(inEveryShell("--help", "--json", "--managed-dir", "--name"))
+    expect(offeredAfter("policy", "--")).toEqual(inEveryShell("--help", "--json", "--managed-dir", "--name", "--sender-mode"))
   })
 
   it("after --claude-home, in either spelling, and policy's --managed-dir: directories, not files or subcommands", () => {
