@@ -280,13 +280,26 @@ const modeFileOf = (outcome: FileOutcome): ModeFile => ({
       : noModeSettings)
 })
 
+/**
+ * Whether a global config accepts the bypass disclaimer. The file reader shares one read among all
+ * sessions, and a global config can be large: it is parsed once per read, not once per session.
+ */
+const acceptedByBytes = new WeakMap<Uint8Array, boolean>()
+const acceptedIn = (bytes: Uint8Array): boolean => {
+  const known = acceptedByBytes.get(bytes)
+  if (known !== undefined) return known
+  const parsed = parseSettingsText(decodeSettingsText(bytes))
+  const accepted = parsed._tag === "Document" && parsed.document["bypassPermissionsModeAccepted"] === true
+  acceptedByBytes.set(bytes, accepted)
+  return accepted
+}
+
 /** `bypassPermissionsModeAccepted` where the global config's candidate files agree on it; null when they do not or one is unreadable. */
 const bypassAcceptedOf = (candidates: ReadonlyArray<FileFact>): boolean | null => {
   const answers = candidates.map((fact): boolean | null => {
     if (fact.read._tag === "Failed") return null
     if (fact.read._tag !== "Bytes") return false
-    const parsed = parseSettingsText(decodeSettingsText(fact.read.bytes))
-    return parsed._tag === "Document" && parsed.document["bypassPermissionsModeAccepted"] === true
+    return acceptedIn(fact.read.bytes)
   })
   const first = answers[0] ?? false
   return answers.every((answer) => answer === first) ? first : null

@@ -214,6 +214,15 @@ export const make = (tree: MemoryTree): Files => {
     readDirectory,
     readDirectoryIfExists,
     stat: (path) => run(() => infoOf(kernel.existing(path, true, "stat", "stat").node)),
+    statIfExists: (path) =>
+      run(() => {
+        try {
+          return Option.some(infoOf(kernel.existing(path, true, "stat", "stat").node))
+        } catch (error) {
+          if (error instanceof SystemError && error.reason === "NotFound") return Option.none()
+          throw error
+        }
+      }),
     lstat: (path) => run(() => infoOf(kernel.existing(path, false, "lstat", "lstat").node)),
     readLink: (path) =>
       run(() => {
@@ -223,6 +232,15 @@ export const make = (tree: MemoryTree): Files => {
       }),
     runsAs: Effect.sync(() => Option.some(kernel.user)),
     realPath: (path) => run(() => kernel.realPath(path, "realPath", "realpath")),
+    lstatIfExists: (path) =>
+      run(() => {
+        try {
+          return Option.some(infoOf(kernel.existing(path, false, "lstat", "lstat").node))
+        } catch (error) {
+          if (error instanceof SystemError && error.reason === "NotFound") return Option.none()
+          throw error
+        }
+      }),
     readBounded,
     makeDirectory: (path, mode, owner) => run(() => kernel.makeDirectories(path, mode, "makeDirectory", owner)),
     writeNewFile,

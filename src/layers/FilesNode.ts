@@ -149,6 +149,12 @@ const readDirectoryIfExists = (path: string): Effect.Effect<Option.Option<Readon
 
 const stat = (path: string) => attemptSync("stat", path, () => infoOf(NFS.statSync(path)))
 
+const statIfExists = (path: string) =>
+  attemptSync("stat", path, () => {
+    const stats = NFS.statSync(path, { throwIfNoEntry: false })
+    return stats === undefined ? Option.none() : Option.some(infoOf(stats))
+  })
+
 const lstat = (path: string) => attemptSync("lstat", path, () => infoOf(NFS.lstatSync(path)))
 
 const readLink = (path: string) => attemptSync("readLink", path, () => NFS.readlinkSync(path))
@@ -158,6 +164,12 @@ const runsAs: Effect.Effect<Option.Option<Owner>> = Effect.sync(() =>
     ? Option.some({ uid: process.geteuid(), gid: process.getegid() })
     : Option.none()
 )
+
+const lstatIfExists = (path: string) =>
+  attemptSync("lstat", path, () => {
+    const stats = NFS.lstatSync(path, { throwIfNoEntry: false })
+    return stats === undefined ? Option.none() : Option.some(infoOf(stats))
+  })
 
 /** Where `O_NOFOLLOW` does not exist, a final link is refused by an `lstat` just before the open. */
 const refuseLinkWithoutNoFollow = (path: string): Effect.Effect<void, PlatformError> =>
@@ -399,10 +411,12 @@ export const make = (): Files =>
     readDirectory,
     readDirectoryIfExists,
     stat,
+    statIfExists,
     lstat,
     readLink,
     runsAs,
     realPath,
+    lstatIfExists,
     readBounded,
     makeDirectory,
     writeNewFile,

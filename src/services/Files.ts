@@ -89,6 +89,12 @@ export interface Files {
   readonly readDirectoryIfExists: (path: string) => Effect.Effect<Option.Option<ReadonlyArray<DirectoryEntry>>, PlatformError>
   /** Follows links. */
   readonly stat: (path: string) => Effect.Effect<FileInfo, PlatformError>
+  /**
+   * `stat` for a file whose absence is an answer (a settings file nobody wrote): none when nothing
+   * is at `path` or on the way to it, without a failure made for it. A layer without it is asked
+   * with `stat`.
+   */
+  readonly statIfExists?: (path: string) => Effect.Effect<Option.Option<FileInfo>, PlatformError>
   /** Does not follow a final link. */
   readonly lstat: (path: string) => Effect.Effect<FileInfo, PlatformError>
   /** The text of a symbolic link, as it is (a relative one is relative to the link's directory). Fails `BadResource` (EINVAL) for what is not a link. */
@@ -100,6 +106,8 @@ export interface Files {
    * spellings of one directory are known to be one. Fails with `NotFound` when nothing is there.
    */
   readonly realPath: (path: string) => Effect.Effect<string, PlatformError>
+  /** `lstat` whose absence is an answer, as `statIfExists`. */
+  readonly lstatIfExists?: (path: string) => Effect.Effect<Option.Option<FileInfo>, PlatformError>
   /**
    * Reads a regular file of at most `maxBytes`. Opens without blocking (so a FIFO swapped in after
    * a stat still cannot hang the read) and checks the opened descriptor: a non-regular file is

@@ -11,6 +11,7 @@
  */
 import type { PlatformError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as path from "node:path"
 import { userSettingsFileName } from "../domain/ClaudeEnvironment.js"
 import type { FileRead } from "../domain/ClaudeSettingsFile.js"
@@ -44,7 +45,11 @@ export const makeFileReader = (files: Files): FileReader => {
   const cache = new Map<string, FileRead>()
   const readUncached = (file: string, maxBytes: number): Effect.Effect<FileRead> =>
     Effect.gen(function*() {
-      const info = yield* files.stat(file)
+      // A missing file is the common answer (most sessions have no local or managed files): asked
+      // so that its absence is a value, not a failure built and caught.
+      const found = files.statIfExists === undefined ? Option.some(yield* files.stat(file)) : yield* files.statIfExists(file)
+      if (Option.isNone(found)) return { _tag: "Missing" } as const
+      const info = found.value
       if (info.type !== "File") return { _tag: "NotAFile" } as const
       if (info.size > maxBytes) return { _tag: "TooLarge", size: info.size } as const
       const outcome = yield* files.readBounded(file, { maxBytes, followLinks: true })
@@ -96,22 +101,31 @@ export const managedFacts = (reader: FileReader, directory: string): Effect.Effe
   Effect.gen(function*() {
     const base = yield* reader.fact(path.join(directory, managedFileName))
     const folder = path.join(directory, dropInDirectoryName)
-    const listing = yield* Effect.either(reader.files.readDirectory(folder))
+    const listing = yield* Effect.either(reader.files.readDirectoryIfExists(folder))
     if (listing._tag === "Left") {
       return isNotFound(listing.left) || (listing.left._tag === "SystemError" && listing.left.reason === "BadResource")
         ? [base]
         : [base, { path: folder, read: failed(listing.left) }]
     }
-    const entries = yield* Effect.forEach(listing.right, (entry) => entryOf(reader.files, folder, entry.name, dropInType(entry.type)))
+    if (Option.isNone(listing.right)) return [base]
+    const entries = yield* Effect.forEach(listing.right.value, (entry) => entryOf(reader.files, folder, entry.name, dropInType(entry.type)))
     const dropIns = yield* Effect.forEach(dropInNames(entries), (name) => reader.fact(path.join(folder, name)))
     return [base, ...dropIns]
   })
 
-const gitEntryAt = (files: Files, folder: string): Effect.Effect<GitEntry> =>
-  files.lstat(path.join(folder, ".git")).pipe(
-    Effect.map((info): GitEntry => info.type === "Directory" ? "directory" : info.type === "File" ? "file" : info.type === "SymbolicLink" ? "link" : "none"),
+const gitEntryAt = (files: Files, folder: string): Effect.Effect<GitEntry> => {
+  const file = path.join(folder, ".git")
+  // Most folders on the way up have no `.git`: its absence is asked as a value.
+  const found = files.lstatIfExists === undefined ? Effect.map(files.lstat(file), Option.some) : files.lstatIfExists(file)
+  return found.pipe(
+    Effect.map((info): GitEntry => {
+      if (Option.isNone(info)) return "none"
+      const type = info.value.type
+      return type === "Directory" ? "directory" : type === "File" ? "file" : type === "SymbolicLink" ? "link" : "none"
+    }),
     Effect.orElseSucceed((): GitEntry => "none")
   )
+}
 
 /** The nearest folder, itself included, whose `.git` is a directory or a file; a `.git` link ends the search. */
 const nearestGitRoot = (files: Files, folder: string): Effect.Effect<{ readonly root: string; readonly entry: GitEntry } | null> =>
@@ -147,6 +161,8 @@ const filesUnder = (files: Files, root: string): Files => ({
   readDirectory: (file) => files.readDirectory(root + file),
   readDirectoryIfExists: (file) => files.readDirectoryIfExists(root + file),
   stat: (file) => files.stat(root + file),
+  ...(files.statIfExists === undefined ? {} : { statIfExists: (file: string) => files.statIfExists!(root + file) }),
+  ...(files.lstatIfExists === undefined ? {} : { lstatIfExists: (file: string) => files.lstatIfExists!(root + file) }),
   lstat: (file) => files.lstat(root + file),
   readBounded: (file, options) => files.readBounded(root + file, options)
 })
