@@ -77,9 +77,13 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
       detail: expect.any(String),
       pid: null,
       sessionId: null,
-      name: null
+      name: null,
+      transcriptPath: null,
+      transcriptUpdatedAtMs: null
     })
-    for (const row of rows) expect(Object.keys(row)).toEqual(["file", "verdict", "detail", "pid", "sessionId", "name"])
+    for (const row of rows) {
+      expect(Object.keys(row)).toEqual(["file", "verdict", "detail", "pid", "sessionId", "name", "transcriptPath", "transcriptUpdatedAtMs"])
+    }
   })
 
   it("resolve: 0 with the session, 3 not_live with the reason, 4 identity_mismatch", () => {

@@ -98,7 +98,7 @@ describe("Files (memory) fault injection and permissions", () => {
       memory.writeFile(settings, "{}", 0o600)
       memory.setUnreadable(settings)
       expect(reasonOf(yield* Effect.flip(files.readBounded(settings, large)))).toBe("PermissionDenied")
-      expect(yield* files.stat(settings)).toEqual({ type: "File", size: 2, mode: 0o600, uid: 1000, gid: 1000 })
+      expect(yield* files.stat(settings)).toMatchObject({ type: "File", size: 2, mode: 0o600, uid: 1000, gid: 1000 })
       memory.setUnreadable(settings, false)
       expect((yield* files.readBounded(settings, large))._tag).toBe("Read")
     }))

@@ -80,21 +80,23 @@ const homesNode = (options: NodeOptions) =>
     }, { ...options, standard }))
 
 /** The registry over several homes (and, with `Policy`, the policy over it), over the ports. */
-const provideHomes = (options: NodeOptions, withPolicy: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.suspend(() => {
-    const withService: Effect.Effect<A, E, unknown> = withPolicy ? Effect.provideServiceEffect(effect, Policy.Policy, Policy.make) : effect
-    const withRegistry = Effect.provideServiceEffect(withService, Registry.Registry, Registry.makeHomes)
-    const withHomes = Effect.provideServiceEffect(withRegistry, ClaudeHomes.ClaudeHomes, homesNode(options))
-    const timed = options.timing === undefined ? withHomes : Effect.provideService(withHomes, Timing.Timing, Timing.make(options.timing))
-    return Effect.provide(timed as Effect.Effect<A, E, Ports>, portsNode(options)) as Effect.Effect<
-      A,
-      E,
-      Exclude<R, Registry.Registry | Policy.Policy | ClaudeHomes.ClaudeHomes | Ports>
-    >
-  })
+const provideHomes =
+  (options: NodeOptions, service: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, unknown>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.suspend(() => {
+      const withService = service(effect)
+      const withRegistry = Effect.provideServiceEffect(withService, Registry.Registry, Registry.makeHomes)
+      const withHomes = Effect.provideServiceEffect(withRegistry, ClaudeHomes.ClaudeHomes, homesNode(options))
+      const timed = options.timing === undefined ? withHomes : Effect.provideService(withHomes, Timing.Timing, Timing.make(options.timing))
+      return Effect.provide(timed as Effect.Effect<A, E, Ports>, portsNode(options)) as Effect.Effect<
+        A,
+        E,
+        Exclude<R, Registry.Registry | Policy.Policy | ClaudeHomes.ClaudeHomes | Ports>
+      >
+    })
 
 /** The registry over several homes, over the ports. */
-export const provideNodeRegistryHomes = (options: NodeOptions = {}) => provideHomes(options, false)
+export const provideNodeRegistryHomes = (options: NodeOptions = {}) => provideHomes(options, (effect) => effect)
 
 /** The policy, and the registry over several homes it reads, over the ports. */
-export const provideNodePolicyHomes = (options: NodeOptions = {}) => provideHomes(options, true)
+export const provideNodePolicyHomes = (options: NodeOptions = {}) =>
+  provideHomes(options, (effect) => Effect.provideServiceEffect(effect, Policy.Policy, Policy.make))

@@ -29,18 +29,7 @@ import { type NotificationsRefused, Watch } from "../services/Watch.js"
 import { StandardInput } from "./Input.js"
 import type { CommandOf, Invocation } from "./Invocation.js"
 import { OutputFailed, printError, printLine, readerGone } from "./Output.js"
-import {
-  deliveryText,
-  entriesTable,
-  eventLine,
-  inspectRow,
-  policiesText,
-  policyText,
-  sessionDetails,
-  sessionsTable,
-  settingsText,
-  waitText
-} from "./Render.js"
+import { deliveryText, entriesTable, eventLine, inspectRow, policiesText, policyText, sessionDetails, sessionsTable, settingsText, waitText } from "./Render.js"
 import { ExitCode, exitCodes, printData, type ReportedError, reportFailures, reportUsageError } from "./Report.js"
 import { jsonText, terminalSafe } from "./Text.js"
 import { eventMatches, filters } from "./WatchFilter.js"

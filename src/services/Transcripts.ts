@@ -18,11 +18,19 @@ export interface TranscriptFound {
 
 const none: TranscriptFound = { transcriptPath: null, transcriptUpdatedAtMs: null }
 
-/** The file at `file` when it is a regular file, with its last write. */
+/**
+ * The file at `file` when it is a regular file, with its last write. Its directory is listed first
+ * (`readDirectoryIfExists`): a transcript not written yet is an answer, not a failure to build.
+ */
 const regular = (files: Files, file: string): Effect.Effect<Option.Option<TranscriptFound>> =>
-  Effect.match(files.stat(file), {
-    onFailure: () => Option.none(),
-    onSuccess: (info) => info.type === "File" ? Option.some({ transcriptPath: file, transcriptUpdatedAtMs: info.modifiedAtMs }) : Option.none()
+  Effect.gen(function*() {
+    const listing = yield* Effect.orElseSucceed(files.readDirectoryIfExists(path.dirname(file)), () => Option.none())
+    const name = path.basename(file)
+    if (Option.isNone(listing) || !listing.value.some((entry) => entry.name === name)) return Option.none()
+    return yield* Effect.match(files.stat(file), {
+      onFailure: () => Option.none(),
+      onSuccess: (info) => info.type === "File" ? Option.some({ transcriptPath: file, transcriptUpdatedAtMs: info.modifiedAtMs }) : Option.none()
+    })
   })
 
 /** The transcript of a session registered in `home`; none when the session's directory is unknown or no file is there. */
