@@ -19,9 +19,10 @@ const startWait = (commandPath, home, args) => {
   return { child, ended }
 }
 
-/** Until the wait holds its directory watch: it opens one only once it has resolved the session. */
+/** Until the wait holds its directory watch (it opens one only once it has resolved the session), or has ended. */
 const watching = (child) =>
   waitFor(`wait (pid ${child.pid}) to watch the registry`, () => {
+    if (child.exitCode !== null || child.signalCode !== null) return true
     try {
       return readdirSync(`/proc/${child.pid}/fd`).some((fd) => {
         try {
@@ -37,7 +38,8 @@ const watching = (child) =>
 
 export const runWaitPhase = async ({ commandPath, driver, home, log, tmux, work }) => {
   const label = "wait-states"
-  driver.start(label, work)
+  // A name of its own: derived names collide (two sessions in one directory: one in 256).
+  driver.start(label, work, ["--name", label])
   const up = await driver.up(label)
   const { name, sessionId } = up.record
   const results = []
