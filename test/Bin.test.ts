@@ -84,9 +84,16 @@ const unwritable = () => {
 describe("the bundled command and its loader", { timeout: 60_000 }, () => {
   it("the bundle exists and carries none of the network or worker code `list` does not use", () => {
     const text = fs.readFileSync(bundle, "utf8")
-    for (const unused of ["undici", "node:worker_threads", "WebSocket", "node:http"]) {
+    for (const unused of ["undici", "node:worker_threads", "WebSocket"]) {
       expect(text.includes(unused), unused).toBe(false)
     }
+    // The relay's model endpoint is an HTTP server: only what can send (or load the relay's layer) holds it.
+    const { index, section } = readBundle()
+    for (const part of ["claude-peers:list", "claude-peers:inspect", "claude-peers:resolve", "claude-peers:policy", "claude-peers:settingsGet"]) {
+      expect(part in index, part).toBe(true)
+      expect(section(part).includes("node:http"), part).toBe(false)
+    }
+    expect(section("claude-peers:send").includes("node:http")).toBe(true)
   })
 
   it("list --json on an empty home prints [] and exits 0, and writes a code cache for the next run", () => {

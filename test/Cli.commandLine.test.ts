@@ -124,7 +124,12 @@ describe("a missing option value is a usage error, in both spellings", { timeout
 
   it("an option given twice, or a flag given a value, is a usage error", () => {
     for (
-      const args of [["list", "--json", "--json"], ["--claude-home", home, "list", "--claude-home", home], ["resolve", "--name", "a", "--name=b"], [
+      const args of [["list", "--json", "--json"], ["--claude-home", home, "policy", "--managed-dir", home, "--managed-dir", home], [
+        "resolve",
+        "--name",
+        "a",
+        "--name=b"
+      ], [
         "list",
         "--json=yes"
       ]]

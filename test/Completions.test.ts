@@ -68,7 +68,7 @@ describe("claude-peers --completions", { timeout: 60_000 }, () => {
   })
 
   it("a word that starts with -: the options of the command reached, past the root's --claude-home", () => {
-    expect(offeredAfter("--")).toEqual(inEveryShell("--claude-home", "--completions", "--help", "--version"))
+    expect(offeredAfter("--")).toEqual(inEveryShell("--all-homes", "--claude-home", "--completions", "--help", "--version"))
     expect(offeredAfter("resolve", "--")).toEqual(inEveryShell("--allow-shared-name", "--help", "--json", "--name"))
     expect(offeredAfter("--claude-home", "homes", "list", "--")).toEqual(inEveryShell("--help", "--json"))
     expect(offeredAfter("--claude-home=homes", "list", "--")).toEqual(inEveryShell("--help", "--json"))

@@ -170,9 +170,11 @@ describe("Delivery.send over the memory world", () => {
         const delivered = Either.getOrThrow(result)
         expect(delivered.outcome).toBe(s.answer)
         expect(delivered.session.pid).toBe(target!.pid)
-        expect(delivered.predicted.effective).toBe(s.policy ?? null)
-        const disagrees = s.policy !== undefined && expectedOutcome[s.policy] !== s.answer
-        expect(delivered.mismatch).toEqual(disagrees ? { predicted: s.policy, reported: s.answer } : null)
+        // Nothing set: the permission-mode classes decide, and the world's sessions prompt, as the relay does.
+        const predicted = s.policy ?? "accept"
+        expect(delivered.predicted.effective).toBe(predicted)
+        const disagrees = expectedOutcome[predicted] !== s.answer
+        expect(delivered.mismatch).toEqual(disagrees ? { predicted, reported: s.answer } : null)
       }),
       { numRuns: 200 }
     )
@@ -262,14 +264,32 @@ describe("Delivery.send: what the result says", () => {
       expect([contradicted.outcome, contradicted.mismatch]).toEqual(["delivered", { predicted: "hold", reported: "delivered" }])
     }))
 
-  it.effect("nothing set anywhere: no prediction, the message is relayed and the receipt decides", () =>
+  it.effect("nothing set anywhere: the classes predict (a prompting receiver accepts the prompting relay); the receipt still decides", () =>
     Effect.gen(function*() {
       const world = newWorld()
       setUserPolicy(world, undefined)
       const target = register(world, { name: "target" })
       world.relay.answerNext(RelayAnswer.held())
       const result = yield* send(world, { sessionId: target.sessionId }, "hello")
-      expect([result.outcome, result.predicted.effective, result.predicted.decidedBy, result.mismatch]).toEqual(["held", null, "default", null])
+      expect([result.outcome, result.predicted.effective, result.predicted.decidedBy, result.mismatch]).toEqual([
+        "held",
+        "accept",
+        "default",
+        { predicted: "accept", reported: "held" }
+      ])
+    }))
+
+  it.effect("nothing set anywhere and a receiver in bypass mode: held for the prompting relay, so not relayed without allowHold", () =>
+    Effect.gen(function*() {
+      const world = newWorld()
+      setUserPolicy(world, undefined)
+      const target = register(world, { name: "target", proc: world.processes.spawn({ arguments: ["claude", "--dangerously-skip-permissions"] }) })
+      const refused = yield* Effect.flip(send(world, { sessionId: target.sessionId }, "hello"))
+      expect([refused._tag, "predicted" in refused ? refused.predicted?.effective : undefined]).toEqual(["WouldBeHeld", "hold"])
+      expect(yield* Ref.get(world.relay.sent)).toEqual([])
+      world.relay.answerNext(RelayAnswer.held())
+      const held = yield* send(world, { sessionId: target.sessionId }, "hello", { allowHold: true })
+      expect([held.outcome, held.predicted.effective, held.mismatch]).toEqual(["held", "hold", null])
     }))
 
   it.effect("sent by name, the relay is handed the socket: a name that moves meanwhile cannot take the message", () =>

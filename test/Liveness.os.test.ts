@@ -97,7 +97,7 @@ describe.runIf(isRoot && nobody !== null)("liveness on the real OS, with a secon
     expect(resolve.stderr).toMatch(/another user's/)
     // Root may signal it and connect to its socket: for root it is an ordinary session.
     const asRoot = JSON.parse(runAs(null, home, ["list", "--json"]).stdout) as Array<Record<string, unknown>>
-    expect(asRoot[0]).toMatchObject({ pid, address: `work-${pid}`, unaddressable: null })
+    expect(asRoot[0]).toMatchObject({ pid, address: `uds:/tmp/cc-socks/${pid}.sock`, unaddressable: null })
   }, 120_000)
 
   it("a record of the reader's own user whose pid another user's process holds is pid_reused, whatever procStart says", () => {
@@ -131,7 +131,7 @@ describe.runIf(isRoot && nobody !== null)("liveness on the real OS, with a secon
     process.kill(pid, "SIGSTOP")
     await waitUntil("the process to stop", 30_000, () => (stateOf(pid) === "T" ? true : undefined))
     const stopped = JSON.parse(runAs(null, home, ["list", "--json"]).stdout) as Array<Record<string, unknown>>
-    expect(stopped[0]).toMatchObject({ pid, stopped: true, address: `work-${pid}` })
+    expect(stopped[0]).toMatchObject({ pid, stopped: true, address: `uds:/tmp/cc-socks/${pid}.sock` })
     expect(runAs(null, home, ["list"]).stdout).toMatch(/idle, stopped/)
     const resolved = runAs(null, home, ["resolve", idOf(pid), "--json"])
     expect(resolved.status, resolved.stderr).toBe(0)

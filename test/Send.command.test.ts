@@ -81,7 +81,7 @@ describe("send", () => {
         predicted: { effective: "accept", decidedBy: "userSettings", certainty: "certain" },
         mismatch: null
       })
-      expect(Object.keys(result.session)).toEqual(sessionJsonKeys)
+      expect(Object.keys(result.session)).toEqual([...sessionJsonKeys, "transcriptPath", "transcriptUpdatedAtMs"])
       expect(result.session.pid).toBe(target.pid)
       expect(sent.map((m) => [m.address, m.message])).toEqual([[`uds:${target.socketPath}`, "hello there"]])
     }))

@@ -5,8 +5,7 @@
  * accept → delivered and in the transcript exactly once; hold → held; refuse → refused, and
  * nothing arrived. Runs alone too: `node scripts/check-claude/send.mjs` (its own home and tmux).
  *
- * The relay is driven through the library (`dist/`); `sendWith` is the one place to switch to
- * `claude-peers send --json` once the command exists.
+ * Each message is sent with the built `claude-peers send --json`, its relay the Claude Code under test.
  */
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs"
@@ -19,19 +18,42 @@ import { startMockApi } from "./mock-api.mjs"
 import { killMarked } from "./processes.mjs"
 import { makeRegistry } from "./registry.mjs"
 import { makeTmux } from "./tmux.mjs"
-import { CheckFailed, makeLog, waitFor } from "./tools.mjs"
+import { CheckFailed, makeLog, runProgram, waitFor } from "./tools.mjs"
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
 
-/** One send through the built relay: `{ outcome, text }` or `{ failed: cause, detail }`, with its wall time. */
-const sendWith = async ({ claude, env, home }, address, message) => {
-  const { Duration, Effect, Either } = await import("effect")
-  const { makeRelay } = await import(join(repoRoot, "dist", "node.js"))
-  const relay = makeRelay({ claudeBinary: claude, environment: env })
+/**
+ * One send with the built command, `claude-peers send SESSION_ID MESSAGE --allow-hold --json`:
+ * `{ outcome, text, predicted }` for a receipt, `{ outcome: "refused", predicted }` for a refusal
+ * predicted before relaying (nothing relayed), or `{ failed: reason or cause, detail }`, with its wall time.
+ */
+const sendWith = async ({ claude, env, home }, sessionId, message) => {
   const started = Date.now()
-  const result = await Effect.runPromise(Effect.either(relay.send({ address, message, claudeHome: home, timeout: Duration.seconds(60) })))
+  const run = await runProgram(process.execPath, [
+    join(repoRoot, "bin", "claude-peers.js"),
+    "--claude-home",
+    home,
+    "send",
+    sessionId,
+    message,
+    "--allow-hold",
+    "--json"
+  ], {
+    env: { ...env, CLAUDE_PEERS_CLAUDE_BIN: claude },
+    timeoutMs: 120_000
+  })
   const ms = Date.now() - started
-  return Either.isRight(result) ? { ...result.right, ms } : { failed: result.left.cause, detail: result.left.detail, ms }
+  let printed
+  try {
+    printed = JSON.parse(run.stdout)
+  } catch {
+    return { failed: `exit ${run.exit}`, detail: run.stderr.trim().split("\n").at(-1) ?? "", ms }
+  }
+  if (printed.error === undefined) return { outcome: printed.outcome, text: printed.receipt.text, predicted: printed.predicted, ms }
+  if (printed.error.reason === "inbound_refused") {
+    return { outcome: "refused", text: printed.error.message, predicted: printed.error.predicted, relayed: false, ms }
+  }
+  return { failed: printed.error.cause ?? printed.error.reason, detail: printed.error.message, ms }
 }
 
 const transcriptOf = (home, record) => join(home, "projects", record.cwd.replace(/[^A-Za-z0-9]/g, "-"), `${record.sessionId}.jsonl`)
@@ -64,7 +86,7 @@ export const checkSend = async ({ claude, driver, env, home, log, work }) => {
   for (const policy of policies) {
     const { record } = receivers[policy]
     const message = `claude-peers send check ${policy} ${randomBytes(4).toString("hex")}`
-    const result = await sendWith({ claude, env, home }, `uds:${record.messagingSocketPath}`, message)
+    const result = await sendWith({ claude, env, home }, record.sessionId, message)
     // The receiver writes its transcript as it takes the message in; a held or refused one must never arrive.
     if (policy === "accept") {
       await waitFor(`the message in ${policy}'s transcript`, () => arrivals(home, record, message) > 0, { timeoutMs: 20_000 }).catch(() => false)
@@ -73,7 +95,9 @@ export const checkSend = async ({ claude, driver, env, home, log, work }) => {
     }
     const arrived = arrivals(home, record, message)
     const outcome = result.outcome ?? `failed: ${result.failed}`
-    const ok = outcome === expected[policy] && arrived === (policy === "accept" ? 1 : 0)
+    // `policy`'s prediction must be the receipt: a send is never predicted one way and reported another.
+    const predictedRight = result.predicted?.effective === { delivered: "accept", held: "hold", refused: "refuse" }[outcome]
+    const ok = outcome === expected[policy] && arrived === (policy === "accept" ? 1 : 0) && predictedRight
     rows.push({ policy, outcome, arrived, ms: result.ms, ok })
     log(
       `send to ${policy}: ${outcome} in ${result.ms} ms, ${arrived} arrival(s) in its transcript: ${ok ? "ok" : "WRONG"} (${
