@@ -11,7 +11,7 @@
  */
 import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
-import { execFile, spawnSync } from "node:child_process"
+import type * as ChildProcess from "node:child_process"
 import * as NFS from "node:fs"
 import type { ExtendedAttributes } from "../services/Files.js"
 
@@ -60,11 +60,23 @@ export const parseDump = (dump: string): ExtendedAttributes => {
   return entries.length === 0 ? none : { _tag: "Some", entries }
 }
 
+/**
+ * `node:child_process`, imported where it is used: it brings `net`, `dgram` and the stream
+ * machinery, which no read needs. An update reads the attributes (loading it) before it can have
+ * any to give, so `giveAttributesSync` finds it loaded.
+ */
+let childProcess: typeof ChildProcess | undefined
+const loadChildProcess = Effect.promise(() => import("node:child_process")).pipe(Effect.tap((module) => void (childProcess = module)))
+
 export const extendedAttributes = (path: string): Effect.Effect<ExtendedAttributes, PlatformError> => {
   if (process.platform !== "linux") return Effect.succeed(none)
   const program = programsOf().get
   if (program === null) return Effect.succeed(none)
-  return Effect.async<ExtendedAttributes, PlatformError>((resume) => {
+  return Effect.flatMap(loadChildProcess, ({ execFile }) => readAttributes(execFile, program, path))
+}
+
+const readAttributes = (execFile: typeof ChildProcess.execFile, program: string, path: string): Effect.Effect<ExtendedAttributes, PlatformError> =>
+  Effect.async<ExtendedAttributes, PlatformError>((resume) => {
     const child = execFile(
       program,
       ["--dump", "--match=-", "--encoding=base64", "--absolute-names", "--no-dereference", "--", path],
@@ -85,7 +97,6 @@ export const extendedAttributes = (path: string): Effect.Effect<ExtendedAttribut
       child.kill("SIGKILL")
     })
   })
-}
 
 /**
  * Gives the file open on `fd` the attributes, through `/proc/self/fd` of this process: the file
@@ -101,7 +112,8 @@ export const giveAttributesSync = (fd: number, path: string, attributes: Extende
     entry.value.length === 0 ? `${entry.name}=""` : `${entry.name}=0s${Buffer.from(entry.value).toString("base64")}`
   )
   const dump = `# file: /proc/${process.pid}/fd/${fd}\n${lines.join("\n")}\n`
-  const result = spawnSync(program, ["--restore=-"], { input: dump, encoding: "utf8", timeout: 10_000, env: { LC_ALL: "C" } })
+  if (childProcess === undefined) throw attributeError("writeNewFile", path, "setxattr", "its attributes were given before they were read")
+  const result = childProcess.spawnSync(program, ["--restore=-"], { input: dump, encoding: "utf8", timeout: 10_000, env: { LC_ALL: "C" } })
   if (result.status !== 0) {
     const why = (result.stderr ?? "").trim() || (result.error?.message ?? `exit ${result.status}`)
     throw attributeError("writeNewFile", path, "setxattr", `its attributes (${names}) could not be given to the new file (${why})`)

@@ -14,7 +14,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as ChildProcess from "node:child_process"
+import type * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -117,8 +117,10 @@ const startChild = (
   Effect.acquireRelease(
     Effect.gen(function*() {
       const exited = yield* Deferred.make<Exit>()
+      // Imported where it is used: it brings `net`, `dgram` and the stream machinery.
+      const { spawn } = yield* Effect.promise(() => import("node:child_process"))
       const child = yield* Effect.async<ChildProcess.ChildProcess, Failure>((resume) => {
-        const process = ChildProcess.spawn(executable, relayArguments(), { cwd, env, stdio: ["ignore", "ignore", "pipe"] })
+        const process = spawn(executable, relayArguments(), { cwd, env, stdio: ["ignore", "ignore", "pipe"] })
         process.once("spawn", () => resume(Effect.succeed(process)))
         process.once("error", (error) =>
           resume(Effect.fail({ cause: "relay_not_found", detail: `${JSON.stringify(cutText(executable, 200))} could not be started: ${error.message}` })))
