@@ -90,6 +90,17 @@ describe("RelayEndpoint, replaying Claude Code 2.1.332", () => {
       expect(ids.length).toBe(6)
     }))
 
+  it.live("a delivered message that itself says \"was refused\" is delivered: the quoted message is not a receipt", () =>
+    Effect.gen(function*() {
+      const fixture = load("delivered")
+      const quoting = (body: unknown) => JSON.parse(JSON.stringify(body).split(`“${fixture.message}`).join(`“${fixture.message} was refused`))
+      const { outcome } = yield* replay(fixture, quoting)
+      expect(Either.isRight(outcome)).toBe(true)
+      const receipt = Either.getOrThrow(outcome)
+      expect(receipt.text).toContain("was refused")
+      expect(receipt.outcome).toBe("delivered")
+    }))
+
   it.live("hold: the receiver's notice says held → held, with the notice as the text", () =>
     Effect.gen(function*() {
       const { outcome } = yield* replay(load("held"))

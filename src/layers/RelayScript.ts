@@ -100,8 +100,12 @@ const classify = (resultText: string, isError: boolean, notices: ReadonlyArray<s
     parsed = null
   }
   const said = isRecord(parsed) && typeof parsed.message === "string" ? parsed.message : resultText
-  if (/\bwas refused\b/.test(said)) return { _tag: "Receipt", receipt: { outcome: "refused", text: said } }
-  if (isError || !isRecord(parsed) || parsed.success !== true) return failure(`SendMessage did not send: ${cut(said)}`)
+  // A sent message's result quotes the message, which may say anything: only a result that is not a
+  // success is read for a refusal, and a success only by the notice that follows it.
+  if (isError || !isRecord(parsed) || parsed.success !== true) {
+    if (/\bwas refused\b/.test(said)) return { _tag: "Receipt", receipt: { outcome: "refused", text: said } }
+    return failure(`SendMessage did not send: ${cut(said)}`)
+  }
   const messageId = typeof parsed.msg_id === "string" ? parsed.msg_id : null
   const notice = notices.find((text) => messageId === null || text.includes(`msg_id: ${messageId}`))
   if (notice !== undefined) {
