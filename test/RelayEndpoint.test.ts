@@ -101,6 +101,20 @@ describe("RelayEndpoint, replaying Claude Code 2.1.332", () => {
       expect(receipt.outcome).toBe("delivered")
     }))
 
+  it.live("a result without Claude Code's own notice clause is no delivery, even when the quoted message holds the clause", () =>
+    Effect.gen(function*() {
+      const fixture = load("delivered")
+      const clause = "a [Cross-session delivery notice] follows"
+      // The receiver's clause removed, and the message made to carry it: nobody would report a hold.
+      const forged = (body: unknown) =>
+        JSON.parse(
+          JSON.stringify(body).split(clause).join("no notice can follow").split(`“${fixture.message}`).join(`“${fixture.message} ${clause}`)
+        )
+      const { outcome } = yield* replay(fixture, forged)
+      expect(Either.isLeft(outcome)).toBe(true)
+      expect(Either.isLeft(outcome) ? outcome.left.cause : undefined).toBe("relay_failed")
+    }))
+
   it.live("hold: the receiver's notice says held → held, with the notice as the text", () =>
     Effect.gen(function*() {
       const { outcome } = yield* replay(load("held"))

@@ -91,7 +91,14 @@ const fitsString = (property: Record<string, Json>, value: string): boolean => {
 const toolNamed = (tools: ReadonlyArray<Block>, name: string): Block | undefined => tools.find((tool) => tool.name === name)
 
 /** The receipt, or the failure, that `SendMessage`'s result and a notice after it tell. */
-const classify = (resultText: string, isError: boolean, notices: ReadonlyArray<string>, roundsDone: number, rounds: number): ScriptOutcome | "wait" => {
+const classify = (
+  resultText: string,
+  isError: boolean,
+  notices: ReadonlyArray<string>,
+  roundsDone: number,
+  rounds: number,
+  address: string
+): ScriptOutcome | "wait" => {
   const failure = (detail: string): ScriptOutcome => ({ _tag: "Failure", failure: { cause: "relay_failed", detail } })
   let parsed: Json = null
   try {
@@ -114,7 +121,11 @@ const classify = (resultText: string, isError: boolean, notices: ReadonlyArray<s
     return failure(`the receiver reported something claude-peers does not know: ${cut(notice)}`)
   }
   // Only a sender with its own inbox hears of a hold or a refusal; without one, silence proves nothing.
-  if (!said.includes(`a ${noticeMarker} follows`)) return failure(`SendMessage sent, but no hold or refusal could be reported back: ${cut(said)}`)
+  // Read after Claude Code's own `” → <address>;`: the quoted message before it may say anything.
+  const marker = said.lastIndexOf(`” → ${address};`)
+  if (marker < 0 || !said.slice(marker).includes(`a ${noticeMarker} follows`)) {
+    return failure(`SendMessage sent, but no hold or refusal could be reported back: ${cut(said)}`)
+  }
   return roundsDone < rounds ? "wait" : { _tag: "Receipt", receipt: { outcome: "delivered", text: said } }
 }
 
@@ -205,7 +216,7 @@ export class RelayScript {
     const send = results.get(this.sendId)
     if (send === undefined) return this.fail("relay_failed", "Claude Code went on without the result of SendMessage")
     const roundsDone = [...this.waitIds].filter((id) => results.has(id)).length
-    const verdict = classify(textOf(send.content), send.is_error === true, notices, roundsDone, this.options.noticeRounds)
+    const verdict = classify(textOf(send.content), send.is_error === true, notices, roundsDone, this.options.noticeRounds, this.options.address)
     if (verdict === "wait") return this.toolUse("ToolSearch", { query: "select:SendMessage", max_results: 1 }, true)
     return this.decide(verdict)
   }

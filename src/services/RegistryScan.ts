@@ -193,8 +193,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       const someoneElse = readings.some((r) => r._tag === "Record" && r.owner !== null && r.owner !== reader)
       if (!someoneElse) return Effect.succeed({ reader, homeOwner: null })
       return Effect.match(files.stat(path.dirname(directory)), {
-        // Without the home's owner, nothing says whose records are foreign.
-        onFailure: () => null,
+        // Without the home's owner, only the reader's records are the reader's: fail closed.
+        onFailure: () => ({ reader, homeOwner: null }),
         onSuccess: (info) => ({ reader, homeOwner: info.uid })
       })
     })
