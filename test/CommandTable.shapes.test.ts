@@ -94,3 +94,10 @@ describe("two arguments", () => {
     expect(await parsed(["send", "id", "hello", "extra"])).toHaveProperty("failed")
   })
 })
+
+describe("a NUL in a word", () => {
+  it("is a usage error on both paths, never a split value: no real command line holds one", async () => {
+    expect(readArgv(["send", "--until", "idle\u0000busy", "id"], walkTree).problem).toMatch(/cannot hold a NUL/)
+    expect(await parsed(["send", "--until", "idle\u0000busy", "id"])).toEqual({ problem: expect.stringMatching(/cannot hold a NUL/) })
+  })
+})

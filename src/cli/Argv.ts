@@ -119,6 +119,10 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
     words.push(word)
   }
 
+  // No word of a real command line holds a NUL (execve cannot pass one); the walk joins a repeatable
+  // option's values with it, so a word that does is refused rather than split.
+  const withNul = args.find((word) => word.includes(repeatSeparator))
+  if (withNul !== undefined) found(`a command line cannot hold a NUL character (${JSON.stringify(withNul.slice(0, 40))})`)
   const dashes = args.indexOf("--")
   const before = dashes < 0 ? args : args.slice(0, dashes)
   const help = before.some(isHelp)
