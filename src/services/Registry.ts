@@ -88,8 +88,7 @@ export interface Registry {
 
 export const Registry = Context.GenericTag<Registry>("claude-peers/Registry")
 
-/** A live session as a refusal's evidence names it (with its home over several homes). */
-export const candidateOf = (s: Session): Candidate => ({
+const candidate = (s: Session): Candidate => ({
   pid: s.pid,
   sessionId: s.sessionId,
   name: s.name,
@@ -99,8 +98,7 @@ export const candidateOf = (s: Session): Candidate => ({
   ...(s.home === undefined ? {} : { home: s.home })
 })
 
-/** What was asked, as a refusal's evidence spells it. */
-export const queryOf = (query: ResolveQuery): SessionQuery =>
+const evidenceOf = (query: ResolveQuery): SessionQuery =>
   query.sessionId !== undefined ? { sessionId: query.sessionId, name: null } : { sessionId: null, name: query.name }
 
 /** Whether a record carries what was asked: the same session id, or a name equal under normalization. */
@@ -122,9 +120,9 @@ const pick = (
 ): Effect.Effect<Session, IdentityMismatch | NotAddressable> | undefined => {
   const matches = live.filter((s) => carries(query)(s.sessionId, s.name))
   if (matches.length === 0) return undefined
-  const evidence = queryOf(query)
+  const evidence = evidenceOf(query)
   if (matches.length > 1) {
-    return Effect.fail(new IdentityMismatch({ query: evidence, shared: "query", candidates: matches.map(candidateOf) }))
+    return Effect.fail(new IdentityMismatch({ query: evidence, shared: "query", candidates: matches.map(candidate) }))
   }
   const session = matches[0]!
   const shares = (what: "name" | "sessionId") =>
@@ -137,11 +135,11 @@ const pick = (
     ? { shared: "sessionId" as const, rivals: sharedId }
     : undefined
   if (rivals !== undefined) {
-    const candidates = [session, ...rivals.rivals.sort((a, b) => a.pid - b.pid)].map(candidateOf)
+    const candidates = [session, ...rivals.rivals.sort((a, b) => a.pid - b.pid)].map(candidate)
     return Effect.fail(new IdentityMismatch({ query: evidence, shared: rivals.shared, candidates }))
   }
   if (session.unaddressable !== null && !(session.unaddressable === "other_user" && options.allowOtherUser === true)) {
-    return Effect.fail(new NotAddressable({ query: evidence, session: candidateOf(session), because: session.unaddressable }))
+    return Effect.fail(new NotAddressable({ query: evidence, session: candidate(session), because: session.unaddressable }))
   }
   return Effect.succeed(session)
 }
@@ -172,7 +170,7 @@ const answers = (
       const reasons = entries
         .filter((e) => e.verdict._tag !== "live" && carried(e.sessionId, e.name))
         .map((e) => ({ file: e.file, verdict: e.verdict._tag, detail: describeVerdict(e.verdict) }))
-      return Effect.fail(new NotLive({ query: queryOf(query), reasons }))
+      return Effect.fail(new NotLive({ query: evidenceOf(query), reasons }))
     })
 
   const resolve = Effect.fn("Registry.resolve")(function*(query: ResolveQuery, options: ResolveOptions = {}) {
