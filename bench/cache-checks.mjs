@@ -4,7 +4,7 @@
  * functions (its text up to where it runs the bundle) and times, for `list`'s cache in the install
  * directory: the trust checks of the directories (real path, owner and mode of each directory up to
  * `/`), opening the cache without following links or blocking with its owner and mode checked and
- * its header matched, and the payload's SHA-256. `node -e 0` runs in the same rounds. Run it after a
+ * its header matched, and reading the payload and its checksum (WebAssembly: `command/cache-checksum.mjs`). `node -e 0` runs in the same rounds. Run it after a
  * `list` has written its cache (`npm run bench` does; so does any `claude-peers list`).
  * Environment: CHECK_ROUNDS (default 40).
  */
@@ -33,12 +33,11 @@ const opened = openOwn(file)
 const matched = opened === null ? null : matchHeader(opened.fd, opened.size, bundle.key)
 const t2 = now()
 if (matched === null) { process.stdout.write("none"); process.exit(0) }
-const data = Buffer.allocUnsafe(opened.size - matched.header.length)
-readInto(opened.fd, data, data.length, matched.header.length)
 const t3 = now()
-const ok = digestOf(data) === matched.digest
+const data = payload(opened.size - matched.header.length)
+const ok = readInto(opened.fd, data.bytes, data.bytes.length, matched.header.length) === data.bytes.length && data.digest() === matched.digest
 const t4 = now()
-process.stdout.write(JSON.stringify({ trust: t1 - t0, open: t2 - t1, digest: t4 - t3, ok, bytes: data.length, writable: writable === install }))
+process.stdout.write(JSON.stringify({ trust: t1 - t0, open: t2 - t1, digest: t4 - t3, ok, bytes: data.bytes.length, writable: writable === install }))
 `
 const script = path.join(root, "bench", ".cache-checks-harness.cjs")
 fs.writeFileSync(script, harness)
@@ -68,7 +67,7 @@ try {
   )
   for (
     const [label, values] of [["directory trust checks", of("trust")], ["open (no links, no blocking), owner, mode, header", of("open")], [
-      "SHA-256 of the payload",
+      "payload read into memory of its own, and its checksum",
       of("digest")
     ], ["all", total]]
   ) {

@@ -25,7 +25,7 @@
  *   (`NODE_OPTIONS`, `process.execArgv`); whatever V8 still rejects (`cachedDataRejected`) is
  *   rewritten. Each set of flags has cache files of its own, so runs that alternate flags do not
  *   keep rewriting one file. V8 does not check its payload (release builds skip the checksum), so
- *   the header carries the payload's SHA-256, checked before V8 sees the data; caches are written
+ *   the header carries the payload's checksum, checked before V8 sees the data; caches are written
  *   to a temporary file, flushed to disk (`fsync`) and renamed into place, so a concurrent run or a
  *   power cut leaves an old cache or a whole new one. What passes the checksum and still kills a run
  *   is caught by a marker the run holds until it ends, see `diedCompiling`.
@@ -47,7 +47,7 @@ const path = require("node:path")
 
 const bundleFile = path.join(__dirname, "..", "dist", "claude-peers.cjs")
 const headerBytes = 2048
-const magic = "claude-peers v8 cache 6\n"
+const magic = "claude-peers v8 cache 7\n"
 const { O_CREAT, O_EXCL, O_NOFOLLOW = 0, O_NONBLOCK = 0, O_RDONLY, O_TRUNC, O_WRONLY } = fs.constants
 /** How every cache file, note and marker is opened: a link or a FIFO in its place is refused, never followed or waited on. */
 const readFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK
@@ -108,12 +108,28 @@ const readInto = (fd, buffer, length, position) => {
  */
 const read = (fd, start, end, buffer = Buffer.allocUnsafe(end - start)) => buffer.toString("latin1", 0, readInto(fd, buffer, end - start, start))
 
-/** The payload's checksum, as the header carries it. */
-const digestOf = (bytes) => {
-  const crypto = require("node:crypto")
-  return typeof crypto.hash === "function" ? crypto.hash("sha256", bytes, "hex") : crypto.createHash("sha256").update(bytes).digest("hex")
+/**
+ * The payload's checksum, as the header carries it: the function of `command/cache-checksum.mjs`,
+ * run as the WebAssembly module that file makes (this is its output). It catches damage; forgery is
+ * kept out by the first rule. Without WebAssembly (`--jitless`) there is no checksum, and no cache.
+ */
+const checksumCode =
+  "AGFzbQEAAAABBgFgAX8BfgIIAQFtAW0CAAEDAgEABwUBAWgAAAq0AQGxAQIBfwJ+IACtIQICQANAIAEgAE8NASACIAEpAwB8IgIgA3whAyACIAEpAwh8IgIgA3whAyACIAEpAxB8IgIgA3whAyACIAEpAxh8IgIgA3whAyABQSBqIQEMAAsLIAJCh5Wvr5i23puef34gA0LP1tO+0ser2UJ+Qh2JhSECIAIgAkIhiIVCz9bTvtLHq9lCfiECIAIgAkIdiIVCh5Wvr5i23puef34hAiACIAJCIIiFCw=="
+const digestLength = 16
+let checksumModule
+/** A payload of `size` bytes, to be read into `bytes`, and `digest()` to check it: null without WebAssembly. */
+const payload = (size) => {
+  try {
+    checksumModule ??= new WebAssembly.Module(Buffer.from(checksumCode, "base64"))
+    // Zeros after the payload, up to the 32 bytes the function reads at a time: a new memory has them.
+    const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((size + 32) / 65536)) })
+    const { h } = new WebAssembly.Instance(checksumModule, { m: { m: memory } }).exports
+    return { bytes: new Uint8Array(memory.buffer, 0, size), digest: () => BigInt.asUintN(64, h(size)).toString(16).padStart(digestLength, "0") }
+  } catch {
+    say("no WebAssembly to check caches with: running without one")
+    return null
+  }
 }
-const digestLength = 64
 
 /**
  * A cache holds what its run compiled, and V8 deserializes all of it on every run that uses it. A
@@ -165,7 +181,7 @@ const matchHeader = (fd, size, key) => {
     const digest = head.toString("latin1", at, note ? at : at + digestLength)
     const rest = note ? at : at + digestLength
     if (!head.subarray(0, at).equals(expected.subarray(0, at)) || !head.subarray(rest, expected.length).equals(expected.subarray(rest))) continue
-    if (!note && !/^[0-9a-f]{64}$/.test(digest)) continue
+    if (!note && !/^[0-9a-f]{16}$/.test(digest)) continue
     return { kind, header: head.subarray(0, expected.length), digest }
   }
   return null
@@ -453,14 +469,14 @@ const readCache = (part, key) => {
 }
 
 /**
- * The cache's data, read into `buffer` and the cache closed; null when it cannot be read or does not
- * match its checksum. V8 reads the data while it compiles and keeps none of it, so the buffer can
- * hold the part's text first.
+ * The cache's data, read into memory of its own and the cache closed; null when it cannot be read or
+ * does not match its checksum. V8 reads the data while it compiles and keeps none of it.
  */
-const readCacheData = (cache, buffer) => {
+const readCacheData = (cache) => {
   try {
-    const data = buffer.subarray(0, readInto(cache.fd, buffer, cache.size, cache.header.length))
-    if (data.length === cache.size && digestOf(data) === cache.digest) return data
+    const data = payload(cache.size)
+    if (data === null) return null
+    if (readInto(cache.fd, data.bytes, cache.size, cache.header.length) === cache.size && data.digest() === cache.digest) return data.bytes
     say(`${cache.file}: damaged (its checksum does not match), not used`)
     return null
   } catch {
@@ -514,10 +530,13 @@ const writeAtomically = (target, bytes) => {
   }
 }
 
-/** A cache of `script` under `key`: its header, with the payload's digest, then the payload. */
+/** A cache of `script` under `key`: its header, with the payload's digest, then the payload; null without a checksum. */
 const cacheBytes = (key, kind, script) => {
   const data = script.createCachedData()
-  return Buffer.concat([cacheHeader(key, kind, digestOf(data)), data])
+  const checked = payload(data.length)
+  if (checked === null) return null
+  checked.bytes.set(data)
+  return Buffer.concat([cacheHeader(key, kind, checked.digest()), data])
 }
 
 /** Compiles one section of the bundle (with its cache, for a part) and runs it as a CommonJS module. */
@@ -526,11 +545,8 @@ const runSection = (bundle, id, requireForSection) => {
   const [start, end, lineOffset] = bundle.index[id]
   // The entry is a few lines: a cache would cost more to read than it saves.
   const cached = id === "entry" ? null : readCache(id, bundle.key)
-  // One buffer takes the text, then the cache's data: a page of memory touched for the first time
-  // costs a fault, and in a run this short those faults are a good part of the time.
-  const buffer = Buffer.allocUnsafe(Math.max(end - start, cached === null ? 0 : cached.size))
-  const source = read(bundle.fd, start, end, buffer)
-  const data = cached === null ? null : readCacheData(cached, buffer)
+  const source = read(bundle.fd, start, end)
+  const data = cached === null ? null : readCacheData(cached)
   const options = { filename: bundleFile, lineOffset }
   let script
   try {
@@ -556,7 +572,8 @@ const runSection = (bundle, id, requireForSection) => {
           const note = replacing.get(id)
           if (cold && note === replace) return writeAtomically(file, cacheHeader(bundle.key, deferred))
           const kind = cold && note === undefined ? provisional : final
-          writeAtomically(file, cacheBytes(bundle.key, kind, script))
+          const bytes = cacheBytes(bundle.key, kind, script)
+          if (bytes !== null) writeAtomically(file, bytes)
         } catch {
           // The command's result stands whatever happens to its cache.
         }

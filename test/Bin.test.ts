@@ -390,6 +390,18 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect((JSON.parse(refused.stdout) as { error: { reason: string } }).error.reason).toBe("not_live")
   })
 
+  it("without WebAssembly (node --jitless) there is no checksum, so no cache is read or written, and the commands answer", () => {
+    const cacheDir = freshDir("cache")
+    const env = { CLAUDE_PEERS_CACHE_DIR: cacheDir, NODE_OPTIONS: "--jitless", CLAUDE_PEERS_DEBUG_CACHE: "1" }
+    for (let i = 0; i < 2; i++) {
+      const result = listJson(env)
+      expect(result.status).toBe(0)
+      expect((JSON.parse(result.stdout) as Array<{ pid: number }>).map((s) => s.pid)).toEqual([sleeper.pid])
+      expect(result.stderr).toContain("no WebAssembly to check caches with")
+    }
+    expect(fs.readdirSync(cacheDir).filter((name) => name.endsWith(".v8-cache"))).toEqual([])
+  })
+
   it("each recognized command runs its own part with its own cache, so none inherits another's", () => {
     const cacheDir = freshDir("cache")
     const env = { CLAUDE_PEERS_CACHE_DIR: cacheDir }

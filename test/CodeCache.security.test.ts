@@ -8,10 +8,10 @@
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { checksumOf } from "../command/cache-checksum.mjs"
 import { startCli, waitUntil } from "./support/cli.js"
 import { recordText } from "./support/records.js"
 import { killAndReap, startSleeper, startTimeOf } from "./support/worlds.js"
@@ -72,7 +72,7 @@ const bundleKey = () => {
 }
 
 const header = (key: string, digest: string) => {
-  const text = `claude-peers v8 cache 6\n${key}\n${digest}`
+  const text = `claude-peers v8 cache 7\n${key}\n${digest}`
   return Buffer.from(`${text.padEnd(Math.ceil((text.length + 1) / 16) * 16 - 1, " ")}\n`, "latin1")
 }
 
@@ -99,7 +99,7 @@ const forgedCache = (() => {
       { input: Buffer.from(source, "latin1"), env: { PATH: process.env.PATH }, maxBuffer: 64 * 1024 * 1024 }
     )
     const data = compiled.stdout
-    bytes = Buffer.concat([header(bundleKey(), crypto.createHash("sha256").update(data).digest("hex")), data])
+    bytes = Buffer.concat([header(bundleKey(), checksumOf(data)), data])
     return bytes
   }
 })()
