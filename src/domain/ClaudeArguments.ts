@@ -13,8 +13,24 @@
  *   lists makes its value scanned as a word, as Claude Code itself would scan it.
  */
 
-/** Flags whose next word is their value. */
+/** Value flags that also take every following word up to the next option (`--add-dir a b c`). */
+const listFlags: ReadonlySet<string> = new Set([
+  "--allowedTools",
+  "--allowed-tools",
+  "--disallowedTools",
+  "--disallowed-tools",
+  "--tools",
+  "--add-dir",
+  "--mcp-config",
+  "--betas",
+  "--file",
+  "--channels",
+  "--dangerously-load-development-channels"
+])
+
+/** Flags whose next word is their value (the list flags among them). */
 const valueFlags: ReadonlySet<string> = new Set([
+  ...listFlags,
   "--prefill",
   "--prefill-b64",
   "--deep-link-repo",
@@ -60,17 +76,6 @@ const valueFlags: ReadonlySet<string> = new Set([
   "--agents",
   "--name",
   "-n",
-  "--allowedTools",
-  "--allowed-tools",
-  "--disallowedTools",
-  "--disallowed-tools",
-  "--tools",
-  "--add-dir",
-  "--mcp-config",
-  "--betas",
-  "--file",
-  "--channels",
-  "--dangerously-load-development-channels",
   "--plugin-dir",
   "--plugin-dir-no-mcp",
   "--plugin-url",
@@ -105,21 +110,6 @@ const valueFlags: ReadonlySet<string> = new Set([
   "--attach-serve",
   "--runner-declares",
   "--session-began-as-copy"
-])
-
-/** Value flags that also take every following word up to the next option (`--add-dir a b c`). */
-const listFlags: ReadonlySet<string> = new Set([
-  "--allowedTools",
-  "--allowed-tools",
-  "--disallowedTools",
-  "--disallowed-tools",
-  "--tools",
-  "--add-dir",
-  "--mcp-config",
-  "--betas",
-  "--file",
-  "--channels",
-  "--dangerously-load-development-channels"
 ])
 
 /** Flags whose value is optional: the next word is theirs unless it looks like an option. */

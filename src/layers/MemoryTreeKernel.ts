@@ -229,6 +229,22 @@ export class MemoryTreeKernel {
    * search bit. Throws the `SystemError` for `method`/`syscall`.
    */
   locate(path: string, followFinal: boolean, method: string, syscall: string): Located {
+    const { name, node, trail } = this.walk(path, followFinal, method, syscall)
+    return { parent: trail[trail.length - 1]!.directory, name, node }
+  }
+
+  /**
+   * `realpath(3)`: the path of what `path` leads to, every link followed, as the names walked from the
+   * root. Fails `ENOENT` when nothing is there.
+   */
+  realPath(path: string, method: string, syscall: string): string {
+    const { name, node, trail } = this.walk(path, true, method, syscall)
+    if (node === undefined) throw systemError("ENOENT", method, syscall, path)
+    return Path.posix.join("/", ...trail.slice(1).map((step) => step.name), name)
+  }
+
+  /** `locate`'s walk: the directories from the root to the parent of what `path` names, its name and what is there. */
+  private walk(path: string, followFinal: boolean, method: string, syscall: string) {
     const fail = (code: string) => systemError(code, method, syscall, path)
     if (!Path.posix.isAbsolute(path)) throw fail("ENOENT")
     let pending = components(path)
@@ -251,49 +267,14 @@ export class MemoryTreeKernel {
         pending = [...components(node.target), ...pending]
         continue
       }
-      if (last) return { parent: directory, name, node }
+      if (last) return { trail, name, node }
       if (node === undefined) throw fail("ENOENT")
       if (node.type !== "Directory") throw fail("ENOTDIR")
       trail.push({ directory: node, name })
     }
     // The path ended on a directory reached by `.`, `..` or a link to one (or it is `/`).
     const here = trail[trail.length - 1]!
-    return { parent: trail[trail.length - 2]?.directory ?? this.root, name: here.name, node: here.directory }
-  }
-
-  /**
-   * `realpath(3)`: the path of what `path` leads to, every link followed, as the names walked from the
-   * root. Fails `ENOENT` when nothing is there.
-   */
-  realPath(path: string, method: string, syscall: string): string {
-    const fail = (code: string) => systemError(code, method, syscall, path)
-    if (!Path.posix.isAbsolute(path)) throw fail("ENOENT")
-    let pending = components(path)
-    let trail: Array<{ readonly directory: DirectoryNode; readonly name: string }> = [{ directory: this.root, name: "" }]
-    let hops = 0
-    const here = () => "/" + trail.slice(1).map((step) => step.name).join("/")
-    while (pending.length > 0) {
-      const name = pending.shift()!
-      if (name === ".") continue
-      if (name === "..") {
-        if (trail.length > 1) trail.pop()
-        continue
-      }
-      const directory = trail[trail.length - 1]!.directory
-      if (!this.allows(directory, SEARCH)) throw fail("EACCES")
-      const node = directory.entries.get(name)
-      if (node === undefined) throw fail("ENOENT")
-      if (node.type === "SymbolicLink") {
-        if (++hops > maxLinkHops) throw fail("ELOOP")
-        if (Path.posix.isAbsolute(node.target)) trail = [{ directory: this.root, name: "" }]
-        pending = [...components(node.target), ...pending]
-        continue
-      }
-      if (pending.length === 0) return Path.posix.join(here(), name)
-      if (node.type !== "Directory") throw fail("ENOTDIR")
-      trail.push({ directory: node, name })
-    }
-    return here()
+    return { trail: trail.length > 1 ? trail.slice(0, -1) : trail, name: here.name, node: here.directory as Node | undefined }
   }
 
   /** `locate`, failing `ENOENT` when nothing is there. */
