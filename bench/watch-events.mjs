@@ -14,30 +14,11 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Watch } from "../dist/index.js"
 import { layerNode } from "../dist/node.js"
+import { recordText, startTimeOf } from "./records.mjs"
 
 const trials = Number(process.argv[2] ?? 40)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-
-const startTimeOf = (pid) => {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]
-}
-const recordText = (pid, { procStart, status = "idle" } = {}) =>
-  JSON.stringify({
-    pid,
-    sessionId: `00000000-0000-4000-8000-${String(pid).padStart(12, "0")}`,
-    cwd: "/home/user/work",
-    startedAt: 1796007021392,
-    ...(procStart === undefined ? {} : { procStart }),
-    version: "2.1.332",
-    kind: "interactive",
-    messagingSocketPath: `/tmp/cc-socks/${pid}.sock`,
-    name: `work-${pid}`,
-    status,
-    updatedAt: Date.now(),
-    statusUpdatedAt: Date.now()
-  })
 
 const nodeBaseline = () => {
   const times = []
@@ -54,9 +35,11 @@ const measure = async (records, sleepers) => {
   const sessions = path.join(home, "sessions")
   fs.mkdirSync(sessions, { recursive: true })
   const live = sleepers.map((s) => ({ pid: s.pid, procStart: startTimeOf(s.pid) }))
-  for (const { pid, procStart } of live) fs.writeFileSync(path.join(sessions, `${pid}.json`), recordText(pid, { procStart }))
+  for (const { pid, procStart } of live) fs.writeFileSync(path.join(sessions, `${pid}.json`), recordText(pid, { procStart, status: "idle" }))
   // Stale records of pids no process has (above the kernel's pid_max default of 4194304).
-  for (let i = 0; live.length + i < records; i++) fs.writeFileSync(path.join(sessions, `${5_000_000 + i}.json`), recordText(5_000_000 + i))
+  for (let i = 0; live.length + i < records; i++) {
+    fs.writeFileSync(path.join(sessions, `${5_000_000 + i}.json`), recordText(5_000_000 + i, { procStart: undefined }))
+  }
   const target = live[0]
   const file = path.join(sessions, `${target.pid}.json`)
   const program = Effect.gen(function*() {

@@ -22,6 +22,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Watch } from "../dist/index.js"
 import { layerNode } from "../dist/node.js"
+import { recordText, startTimeOf } from "./records.mjs"
 
 const watchSessions = ({ intervalMillis }) => Stream.unwrap(Effect.map(Watch.Watch, (watch) => watch.sessions({ interval: intervalMillis })))
 
@@ -29,34 +30,8 @@ const thisFile = fileURLToPath(import.meta.url)
 
 const sleep = (millis) => new Promise((resolve) => setTimeout(resolve, millis))
 
-/** Start time as Claude Code writes `procStart` on Linux (field 22 of /proc/<pid>/stat); null elsewhere. */
-const startTimeOf = (pid) => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null
-  } catch {
-    return null
-  }
-}
-
-/** A record shaped like the ones Claude Code 2.1.332 writes. */
-const recordText = (pid, status = "idle") => {
-  const procStart = startTimeOf(pid)
-  return JSON.stringify({
-    pid,
-    sessionId: `00000000-0000-4000-8000-${String(pid).padStart(12, "0")}`,
-    cwd: "/home/user/work",
-    startedAt: 1796007021392,
-    ...(procStart === null ? {} : { procStart }),
-    version: "2.1.332",
-    kind: "interactive",
-    messagingSocketPath: `/tmp/cc-socks/${pid}.sock`,
-    name: `work-${pid}`,
-    status,
-    updatedAt: Date.now(),
-    statusUpdatedAt: Date.now()
-  })
-}
+/** A record of `pid` with its real start time, updated now. */
+const recordOf = (pid, status = "idle") => recordText(pid, { procStart: startTimeOf(pid), status, updatedAt: Date.now(), statusUpdatedAt: Date.now() })
 
 const startSleeper = () => {
   const child = spawn("sleep", ["3600"], { stdio: "ignore" })
@@ -108,7 +83,7 @@ const watchHere = (home, intervalMillis) => {
   return { timeEvent, stop: () => Effect.runPromise(Fiber.interrupt(fiber)) }
 }
 
-const is = (type, pid, verdict) => (event) => event.type === type && event.session.pid === pid && (verdict === undefined || event.verdict === verdict)
+const is = (type, pid, verdict) => (event) => event._tag === type && event.session.pid === pid && (verdict === undefined || event.verdict === verdict)
 
 async function fileLatencies(home, trials) {
   const sessions = path.join(home, "sessions")
@@ -126,13 +101,13 @@ async function fileLatencies(home, trials) {
       let start = 0
       let at = await watch.timeEvent(is("appeared", sleeper.pid), () => {
         start = performance.now()
-        fs.writeFileSync(file, recordText(sleeper.pid))
+        fs.writeFileSync(file, recordOf(sleeper.pid))
       }, 5000)
       written.push(at - start)
       await sleep(20 + Math.random() * 60)
       at = await watch.timeEvent(is("changed", sleeper.pid), () => {
         start = performance.now()
-        fs.writeFileSync(file, recordText(sleeper.pid, "busy"))
+        fs.writeFileSync(file, recordOf(sleeper.pid, "busy"))
       }, 5000)
       changed.push(at - start)
       await sleep(20 + Math.random() * 60)
@@ -156,7 +131,7 @@ async function deathLatency(home, trials, intervalMillis) {
   try {
     for (let trial = 0; trial < trials; trial++) {
       const sleeper = startSleeper()
-      await watch.timeEvent(is("appeared", sleeper.pid), () => fs.writeFileSync(path.join(sessions, `${sleeper.pid}.json`), recordText(sleeper.pid)), 5000)
+      await watch.timeEvent(is("appeared", sleeper.pid), () => fs.writeFileSync(path.join(sessions, `${sleeper.pid}.json`), recordOf(sleeper.pid)), 5000)
       await sleep(Math.random() * intervalMillis)
       let start = 0
       const at = await watch.timeEvent(is("gone", sleeper.pid, "dead"), () => {
@@ -177,7 +152,7 @@ async function deathLatency(home, trials, intervalMillis) {
 async function idleCost(home, sessionCount, { cpuMillis, intervalMillis, memoryMillis, warmupMillis }) {
   const sessions = path.join(home, "sessions")
   const sleepers = Array.from({ length: sessionCount }, startSleeper)
-  for (const s of sleepers) fs.writeFileSync(path.join(sessions, `${s.pid}.json`), recordText(s.pid))
+  for (const s of sleepers) fs.writeFileSync(path.join(sessions, `${s.pid}.json`), recordOf(s.pid))
   // Not the runner's own Node flags; `--expose-gc` lets a memory sample collect first.
   const child = fork(thisFile, ["--watch-child", home, String(intervalMillis)], {
     execArgv: ["--expose-gc"],
@@ -286,7 +261,7 @@ const runChild = (home, intervalMillis) => {
       Stream.runForEach((event) =>
         Effect.sync(() => {
           counts.events++
-          if (event.type === "appeared") counts.appeared++
+          if (event._tag === "appeared") counts.appeared++
         })
       ),
       Effect.provide(layerNode({ claudeHome: home }))
