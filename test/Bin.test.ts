@@ -349,6 +349,8 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       [["--claude-home", home, "resolve", alpha.sessionId, "--json"], "resolve", false],
       [["--claude-home", home, "resolve", "--name", "alpha", "--json"], "resolve", false],
       [["--claude-home", settingsHome, "settings", "get", "--json"], "settingsGet", false],
+      // A settings file nobody wrote yet is an answer, not a failure built and caught.
+      [["--claude-home", freshDir("no-settings-home"), "settings", "get", "--json"], "settingsGet", false],
       [["--claude-home", settingsHome, "settings", "set", "hold", "--json"], "settingsSet", false],
       [["--claude-home", settingsHome, "settings", "reset", "--json"], "settingsReset", false],
       // These two encode their answer with its schema.

@@ -116,6 +116,10 @@ export const make = Effect.gen(function*() {
   const probe = yield* ProcessProbe
   const home = yield* ClaudeHome
   const timings = yield* Timing
+  // A settings file nobody wrote is an answer: the port's own absent-aware stat when it has one, so
+  // that no failure is built for it.
+  const statIfExists = (at: string) => files.statIfExists?.(at) ?? orAbsent(files.stat(at))
+  const lstatIfExists = (at: string) => files.lstatIfExists?.(at) ?? orAbsent(files.lstat(at))
   const nonce = makeNonces()
   const writers = new Map<string, ReturnType<typeof writerOf>>()
   const writerAt = (file: string) => {
@@ -164,7 +168,7 @@ export const make = Effect.gen(function*() {
     // A FIFO is judged by a stat and never opened: an open could block, or steal another reader's
     // data. `readBounded` checks the opened descriptor again, for a FIFO swapped in after the stat.
     const readBytes = Effect.gen(function*() {
-      const info = yield* orAbsent(files.stat(file))
+      const info = yield* statIfExists(file)
       if (Option.isNone(info)) return null
       if (info.value.type !== "File") return yield* notRegular(info.value.type, "read")
       if (info.value.size > maxSettingsBytes) return yield* tooLarge(info.value.size, "read")
@@ -195,7 +199,7 @@ export const make = Effect.gen(function*() {
      * rename would replace it; a FIFO, device or directory because it is not a settings file.
      */
     const readForUpdate: Effect.Effect<OnDisk, InvalidSettings | PlatformError> = Effect.gen(function*() {
-      const info = yield* orAbsent(files.lstat(file))
+      const info = yield* lstatIfExists(file)
       if (Option.isNone(info)) return absent
       if (info.value.type !== "File") return yield* notRegular(info.value.type, "update")
       if (info.value.size > maxSettingsBytes) return yield* tooLarge(info.value.size, "update")
@@ -421,7 +425,7 @@ export const make = Effect.gen(function*() {
       // As the kernel's own limit on links in one path: past it the update fails on its own (ELOOP).
       for (let hops = 0; pending.length > 0 && hops <= 40;) {
         const next = path.join(at, pending.shift()!)
-        const info = yield* orAbsent(files.lstat(next))
+        const info = yield* lstatIfExists(next)
         // Nothing more to follow: what is missing is created, by this update, under what was checked.
         if (Option.isNone(info)) return
         if (info.value.type !== "SymbolicLink") {
@@ -447,13 +451,13 @@ export const make = Effect.gen(function*() {
    */
   const linkTargetFor = (file: string, throughLink: boolean): Effect.Effect<string | null, InvalidSettings | PlatformError> =>
     Effect.gen(function*() {
-      const info = yield* orAbsent(files.lstat(file))
+      const info = yield* lstatIfExists(file)
       if (Option.isNone(info) || info.value.type !== "SymbolicLink") return null
       const target = path.resolve(path.dirname(file), yield* files.readLink(file))
       const refuse = (problem: "symlink" | "not_a_file", detail: string) =>
         Effect.fail(new InvalidSettings({ path: file, problem, detail, during: "update", linkTarget: target }))
       if (!throughLink) return yield* refuse("symlink", `a symbolic link to ${target}`)
-      const led = yield* orAbsent(files.lstat(target))
+      const led = yield* lstatIfExists(target)
       if (Option.isNone(led)) return yield* refuse("symlink", `a symbolic link to ${target}, which does not exist`)
       if (led.value.type === "SymbolicLink") {
         return yield* refuse("symlink", `a symbolic link to ${target}, itself a link: an update follows one link only, as Claude Code writes`)
