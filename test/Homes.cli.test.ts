@@ -115,3 +115,30 @@ describe("several Claude homes (the command, real processes)", () => {
     expect(fs.existsSync(path.join(homeA, "settings.json"))).toBe(false)
   })
 })
+
+describe("send over several homes (the command, real processes)", () => {
+  // Homes of their own, so that the sessions above stay the only ones in homeA and homeB.
+  const sendA = path.join(tmp, "send-a")
+  const sendB = path.join(tmp, "send-b")
+  const b = startInHome(sendB, { sessionId: "send-b", name: "send-beta" })
+  startInHome(sendA, { sessionId: "send-twin", name: "send-twin-a" })
+  startInHome(sendB, { sessionId: "send-twin", name: "send-twin-b" })
+  // No relay can start: what the send resolved, and in which home, is what the failure names.
+  const noRelay = { ...env, CLAUDE_PEERS_CLAUDE_BIN: path.join(tmp, "no-such-claude") }
+  it("resolves the receiver in the home that holds it, and an id held in two homes is refused naming both", () => {
+    for (const homes of [["--claude-home", sendA, "--claude-home", sendB], ["--all-homes"]]) {
+      const run = runCli([...homes, "send", "send-b", "hello", "--json"], noRelay)
+      const error = (JSON.parse(run.stdout) as { error: { reason: string; cause: string; session: { pid: number } } }).error
+      expect({ status: run.status, reason: error.reason, cause: error.cause, pid: error.session.pid }).toEqual({
+        status: 11,
+        reason: "delivery_failed",
+        cause: "relay_not_found",
+        pid: b
+      })
+      const twin = runCli([...homes, "send", "send-twin", "hello", "--json"], noRelay)
+      expect(twin.status).toBe(4)
+      const refusal = (JSON.parse(twin.stdout) as { error: { reason: string; candidates: Array<{ home: string }> } }).error
+      expect(refusal.candidates.map((c) => c.home).sort()).toEqual([sendA, sendB])
+    }
+  })
+})

@@ -79,7 +79,7 @@ const homesNode = (options: NodeOptions) =>
       all: options.allHomes === true
     }, { ...options, standard }))
 
-/** The registry over several homes (and, with `Policy`, the policy over it), over the ports. */
+/** The registry over several homes (and the services `service` provides over it), over the ports. */
 const provideHomes =
   (options: NodeOptions, service: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, unknown>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.suspend(() => {
@@ -90,7 +90,7 @@ const provideHomes =
       return Effect.provide(timed as Effect.Effect<A, E, Ports>, portsNode(options)) as Effect.Effect<
         A,
         E,
-        Exclude<R, Registry.Registry | Policy.Policy | ClaudeHomes.ClaudeHomes | Ports>
+        Exclude<R, Registry.Registry | Policy.Policy | Delivery.Delivery | Relay | ClaudeHomes.ClaudeHomes | Ports>
       >
     })
 
@@ -100,3 +100,12 @@ export const provideNodeRegistryHomes = (options: NodeOptions = {}) => provideHo
 /** The policy, and the registry over several homes it reads, over the ports. */
 export const provideNodePolicyHomes = (options: NodeOptions = {}) =>
   provideHomes(options, (effect) => Effect.provideServiceEffect(effect, Policy.Policy, Policy.make))
+
+/** Delivery, and the policy and relay it sends through, over the registry of several homes and the ports. */
+export const provideNodeDeliveryHomes = (options: NodeOptions = {}) =>
+  provideHomes(options, (effect) =>
+    effect.pipe(
+      Effect.provideServiceEffect(Delivery.Delivery, Delivery.make),
+      Effect.provideServiceEffect(Policy.Policy, Policy.make),
+      Effect.provideServiceEffect(Relay, Effect.sync(() => RelayNode.make()))
+    ))

@@ -20,6 +20,7 @@ import type { Registry } from "../../src/services/Registry.js"
 import { type PlatformError, SystemError } from "./PlatformErrorsOnFirstUse.js"
 import {
   provideNodeDelivery,
+  provideNodeDeliveryHomes,
   provideNodePolicy,
   provideNodePolicyHomes,
   provideNodeRegistry,
@@ -128,7 +129,10 @@ export const runWait = (invocation: Invocation, command: CommandOf<"wait">) =>
 /** A relay is a process of its own: a signal interrupts the send, which stops it (its layer's finalizers). */
 export const runSend = (invocation: Invocation, command: CommandOf<"send">) =>
   interruptedOnSignal(
-    inHome(invocation, (options) => Handlers.send(invocation.json, command).pipe(provideNodeDelivery(options)))
+    inHome(invocation, (options) => {
+      const effect = Handlers.send(invocation.json, command)
+      return options.claudeHomes === undefined ? provideNodeDelivery(options)(effect) : provideNodeDeliveryHomes(options)(effect)
+    })
   )
 
 /** Any invocation: what the full command line runs. */
