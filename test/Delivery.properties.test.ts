@@ -63,12 +63,12 @@ const send = (world: MemoryWorld, query: { sessionId: string } | { name: string 
 
 const sentOf = (world: MemoryWorld) => Ref.get(world.relay.sent)
 
-type Target = "live" | "dead" | "no_socket" | "shared_name" | "unknown"
+type Target = "live" | "dead" | "no_socket" | "other_user" | "shared_name" | "unknown"
 type Answer = "delivered" | "held" | "refused" | { readonly failed: DeliveryCause }
 
 const scenario = fc.record({
   policy: fc.constantFrom<InboundPolicy | undefined>("accept", "hold", "refuse", undefined),
-  target: fc.constantFrom<Target>("live", "live", "live", "dead", "no_socket", "shared_name", "unknown"),
+  target: fc.constantFrom<Target>("live", "live", "live", "dead", "no_socket", "other_user", "shared_name", "unknown"),
   byName: fc.boolean(),
   answer: fc.oneof(
     fc.constantFrom<Answer>("delivered", "held", "refused"),
@@ -92,7 +92,18 @@ describe("Delivery.send over the memory world", () => {
         const other = register(world, { name: "bystander" })
         const target = s.target === "unknown"
           ? undefined
-          : register(world, { name: s.target === "shared_name" ? "bystander" : "target", socket: s.target !== "no_socket" })
+          : register(world, {
+            name: s.target === "shared_name" ? "bystander" : "target",
+            socket: s.target !== "no_socket",
+            ...(s.target === "other_user" ? { proc: world.processes.spawn({ uid: 0 }) } : {})
+          })
+        // Root's session, in a home root owns, read by uid 1000: it runs, but its inbox is not this user's.
+        if (s.target === "other_user") {
+          for (const at of [world.home.root, world.home.sessionsDirectory]) world.tree.chmod(at, 0o755)
+          for (const at of [world.home.root, world.home.sessionsDirectory, `${world.home.sessionsDirectory}/${target!.pid}.json`]) {
+            world.tree.chown(at, 0, 0)
+          }
+        }
         if (s.target === "dead") world.processes.kill(target!.pid)
         // The session at the socket is replaced while the relay sends (as a restarted job or a reused pid would).
         world.relay.answerNext(RelayAnswer.run(() =>
@@ -135,7 +146,7 @@ describe("Delivery.send over the memory world", () => {
           expect(sent).toEqual([])
           return
         }
-        if (s.target === "no_socket") {
+        if (s.target === "no_socket" || s.target === "other_user") {
           expect(reason).toBe("not_addressable")
           expect(sent).toEqual([])
           return

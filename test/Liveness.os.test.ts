@@ -20,10 +20,15 @@ const nobody = (() => {
 })()
 
 /** The built command, as `user` (root when not given), over the Claude home `home`. */
-const runAs = (user: { readonly uid: number; readonly gid: number } | null, home: string, args: ReadonlyArray<string>) => {
+const runAs = (
+  user: { readonly uid: number; readonly gid: number } | null,
+  home: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {}
+) => {
   const result = spawnSync(process.execPath, [binPath, "--claude-home", home, ...args], {
     encoding: "utf8",
-    env: { PATH: process.env.PATH, HOME: "/nonexistent-home" },
+    env: { PATH: process.env.PATH, HOME: "/nonexistent-home", ...env },
     timeout: 60_000,
     ...(user === null ? {} : { uid: user.uid, gid: user.gid })
   })
@@ -98,6 +103,21 @@ describe.runIf(isRoot && nobody !== null)("liveness on the real OS, with a secon
     // Root may signal it and connect to its socket: for root it is an ordinary session.
     const asRoot = JSON.parse(runAs(null, home, ["list", "--json"]).stdout) as Array<Record<string, unknown>>
     expect(asRoot[0]).toMatchObject({ pid, address: `uds:/tmp/cc-socks/${pid}.sock`, unaddressable: null })
+  }, 120_000)
+
+  it("send to another user's session is not_addressable (exit 8) and starts no relay", () => {
+    const home = makeHome()
+    const pid = sleeper()
+    writeRecord(home, pid, { procStart: procStartOf(pid) })
+    // A relay that leaves a mark if it is ever started.
+    const bin = path.join(path.dirname(home), "relay")
+    const mark = path.join(path.dirname(home), "relay-ran")
+    fs.writeFileSync(bin, `#!/bin/sh\ntouch ${mark}\n`, { mode: 0o755 })
+    fs.chmodSync(path.dirname(home), 0o777)
+    const send = runAs(other, home, ["send", idOf(pid), "hello", "--json"], { CLAUDE_PEERS_CLAUDE_BIN: bin })
+    expect(send.status, send.stderr).toBe(8)
+    expect(JSON.parse(send.stdout)).toMatchObject({ error: { reason: "not_addressable", because: "other_user" } })
+    expect(fs.existsSync(mark)).toBe(false)
   }, 120_000)
 
   it("a record of the reader's own user whose pid another user's process holds is pid_reused, whatever procStart says", () => {

@@ -106,15 +106,19 @@ export const make = Effect.gen(function*() {
     function*(query: ResolveQuery, message: string, options: SendOptions = {}): Effect.fn.Return<DeliveryResult, SendError> {
       const invalid = invalidMessage(message)
       if (invalid !== undefined) return yield* invalid
-      const { policy, session } = yield* policies.resolve(query, { allowSharedName: options.allowSharedName === true })
+      // Another user's session is refused as `resolve` refuses it: its socket sits in that user's
+      // private directory, so a relay of this user could only fail, or deliver where it may not.
+      const { policy, session } = yield* policies.resolve(query, { allowSharedName: options.allowSharedName === true, allowOtherUser: false })
       const receiver = candidateOf(session)
       const predicted = predictionFor(policy, relay.senderClass)
       if (predicted.effective === "refuse") return yield* new InboundRefused({ query: queryOf(query), session: receiver, predicted })
       if (predicted.effective === "hold" && options.allowHold !== true) {
         return yield* new WouldBeHeld({ query: queryOf(query), session: receiver, predicted })
       }
-      // The resolve refuses a session without a socket; this holds the address to that rule.
-      if (session.socketPath === null) return yield* new NotAddressable({ query: queryOf(query), session: receiver })
+      // The resolve refuses an unaddressable session; this holds the address to that rule.
+      if (session.socketPath === null || session.unaddressable !== null) {
+        return yield* new NotAddressable({ query: queryOf(query), session: receiver, because: session.unaddressable ?? "no_socket" })
+      }
       // A stopped process reads nothing until continued: the relay's call would hang, or fail and deliver later.
       if (session.stopped) {
         return yield* new DeliveryFailed({
