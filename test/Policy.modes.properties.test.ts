@@ -133,8 +133,13 @@ describe("the receiver's launch mode class", () => {
         if (!anyBypass) expect(mode.class).toBe("prompting")
         const scrubbed = facts.environ._tag === "Read" && facts.environ.value.get("CLAUDE_CODE_SUBPROCESS_ENV_SCRUB") === "1"
         if (scrubbed) expect(mode.class).toBe("prompting")
-        const disabled = facts.files.some((f) => f.settings._tag === "Known" && f.settings.disableBypass === true) &&
-          !facts.files.some((f) => f.settings._tag === "Known" && f.settings.disableBypass === false)
+        // A file counts only where Claude Code loads it: policy and flag always, the others as
+        // `--setting-sources` names them.
+        const inForce = facts.files.filter((f) =>
+          f.source === "policySettings" || f.source === "flagSettings" || facts.folderSourcesEnabled?.has(f.source) === true
+        )
+        const disabled = inForce.some((f) => f.settings._tag === "Known" && f.settings.disableBypass === true) &&
+          !inForce.some((f) => f.settings._tag === "Known" && f.settings.disableBypass === false)
         if (disabled) expect(mode.class).toBe("prompting")
       })
     ))
