@@ -10,7 +10,9 @@ import { Effect, ManagedRuntime } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as FilesNode from "../src/layers/FilesNode.js"
 import { layerNode } from "../src/layers/Node.js"
+import { Files } from "../src/services/Files.js"
 import { Registry } from "../src/services/Registry.js"
 import { scanBatchSize } from "../src/services/RegistryScan.js"
 import { recordText } from "./support/records.js"
@@ -63,4 +65,26 @@ describe("registry scan on layerNode: the host's event loop", () => {
       fs.rmSync(home, { recursive: true, force: true })
     }
   }, 300_000)
+
+  it("a listing of 10,000 entries lets the host's immediates run before it ends", async () => {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-listing-"))
+    try {
+      for (let i = 0; i < 10_000; i++) fs.writeFileSync(path.join(directory, `${i}.json`), "")
+      let immediates = 0
+      let running = true
+      const count = () => {
+        if (!running) return
+        immediates++
+        setImmediate(count)
+      }
+      setImmediate(count)
+      const listed = await Effect.runPromise(Effect.flatMap(Files, (files) => files.readDirectory(directory)).pipe(Effect.provide(FilesNode.layer)))
+      running = false
+      expect(listed.map((e) => e.name).sort()).toEqual(Array.from({ length: 10_000 }, (_, i) => `${i}.json`).sort())
+      // One listing in one piece would let the immediate run at most once before it returns.
+      expect(immediates).toBeGreaterThanOrEqual(2)
+    } finally {
+      fs.rmSync(directory, { recursive: true, force: true })
+    }
+  }, 120_000)
 })

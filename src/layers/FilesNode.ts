@@ -25,6 +25,7 @@ import {
   make as makeFiles,
   type Owner
 } from "../services/Files.js"
+import { turnEventLoop } from "../services/ScanBatches.js"
 import { extendedAttributes, giveAttributesSync } from "./FilesNodeAttributes.js"
 import { attemptSync, errnoOf, reasonOf } from "./FilesNodeErrors.js"
 import { watch } from "./FilesNodeWatch.js"
@@ -125,27 +126,59 @@ const readAtMostSync = (fd: number, sizeHint: number, maxBytes: number): Bounded
  * per file, and registry files sit in the page cache: there each call is a short memory copy, while
  * a round trip through libuv's thread pool costs far more main-thread work than the read itself.
  * A synchronous call holds the event loop, though, and Effect's scheduler yields to other fibers only
- * through microtasks, which do not let it turn: the scan itself turns it between batches of files
- * (`RegistryScan.ts`), so that a host's timers and I/O run during a scan of a large registry.
+ * through microtasks, which do not let it turn: a listing turns it every `entriesPerTurn` entries,
+ * and the scan between batches of files (`RegistryScan.ts`), so that a host's timers and I/O run
+ * during a scan of a large registry.
  */
-const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> =>
-  attemptSync(
-    "readDirectory",
-    path,
-    () => NFS.readdirSync(path, { withFileTypes: true }).map((entry) => ({ name: entry.name, type: typeOf(entry) }))
+const entriesPerTurn = 2048
+
+/** The rest of an open directory's entries, with a turn of the event loop every `entriesPerTurn`. */
+const entriesOf = (path: string, directory: NFS.Dir): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> => {
+  const entries: Array<DirectoryEntry> = []
+  const readSome = attemptSync("readDirectory", path, () => {
+    for (let n = 0; n < entriesPerTurn; n++) {
+      const entry = directory.readSync()
+      if (entry === null) return true
+      entries.push({ name: entry.name, type: typeOf(entry) })
+    }
+    return false
+  })
+  const rest: Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> = Effect.flatMap(
+    readSome,
+    (done) => done ? Effect.succeed(entries) : Effect.zipRight(turnEventLoop, Effect.suspend(() => rest))
   )
+  return rest
+}
+
+const closeDirectory = (directory: NFS.Dir) =>
+  Effect.sync(() => {
+    try {
+      directory.closeSync()
+    } catch {
+      // Closed already: nothing is left open.
+    }
+  })
 
 const readDirectoryIfExists = (path: string): Effect.Effect<Option.Option<ReadonlyArray<DirectoryEntry>>, PlatformError> =>
-  attemptSync("readDirectory", path, () => {
-    let entries: Array<NFS.Dirent>
-    try {
-      entries = NFS.readdirSync(path, { withFileTypes: true })
-    } catch (error) {
-      if (errnoOf(error) === "ENOENT") return Option.none()
-      throw error
-    }
-    return Option.some(entries.map((entry) => ({ name: entry.name, type: typeOf(entry) })))
-  })
+  Effect.acquireUseRelease(
+    attemptSync("readDirectory", path, () => {
+      try {
+        return Option.some(NFS.opendirSync(path, { bufferSize: 1024 }))
+      } catch (error) {
+        if (errnoOf(error) === "ENOENT") return Option.none()
+        throw error
+      }
+    }),
+    (directory) => Option.isNone(directory) ? Effect.succeedNone : Effect.map(entriesOf(path, directory.value), Option.some),
+    (directory) => Option.isNone(directory) ? Effect.void : closeDirectory(directory.value)
+  )
+
+const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> =>
+  Effect.acquireUseRelease(
+    attemptSync("readDirectory", path, () => NFS.opendirSync(path, { bufferSize: 1024 })),
+    (directory) => entriesOf(path, directory),
+    closeDirectory
+  )
 
 const stat = (path: string) => attemptSync("stat", path, () => infoOf(NFS.statSync(path)))
 

@@ -15,7 +15,7 @@ import type { Session } from "../domain/Session.js"
 import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
 import type { BoundedRead, Files } from "./Files.js"
 import type { Liveness, ProcessProbe } from "./ProcessProbe.js"
-import { inBatches } from "./ScanBatches.js"
+import { inBatches, turnAfter } from "./ScanBatches.js"
 import * as Timing from "./Timing.js"
 
 type FileReading =
@@ -68,6 +68,20 @@ export { type AddressScope, withAddresses }
 interface Owners {
   readonly reader: number
   readonly homeOwner: number | null
+}
+
+/** A record that passed every check but its process's, and where its entry is. */
+interface Pending {
+  readonly index: number
+  readonly session: Session
+  readonly procStart: string | null
+  readonly owner: number | null
+}
+
+/** The verdicts so far, and the records among them whose process is still to be asked. */
+interface Judged {
+  readonly entries: Array<RegistryEntry>
+  readonly pending: Array<Pending>
 }
 
 const byFile = (a: RegistryEntry, b: RegistryEntry) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)
@@ -144,19 +158,21 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
 
   /**
    * Verdicts that need no process but the window's own liveness, and the records left to check: the
-   * ones whose every other check passed, each judged `dead` until its process answers.
+   * ones whose every other check passed, each judged `dead` until its process answers. Judges
+   * `candidates[start…]` into `entries` and `pending`, which hold the verdicts of those before.
    */
   const judgeReadings = (
+    judged: Judged,
     candidates: ReadonlyArray<Candidate>,
+    start: number,
     readings: ReadonlyArray<FileReading>,
     liveness: Liveness,
     here: Option.Option<string>,
     owners: Owners | null
-  ) => {
-    const entries: Array<RegistryEntry> = []
-    const pending: Array<{ readonly index: number; readonly session: Session; readonly procStart: string | null; readonly owner: number | null }> = []
+  ): void => {
+    const { entries, pending } = judged
     candidates.forEach(({ file, pid }, i) => {
-      const reading = readings[i]!
+      const reading = readings[start + i]!
       if (reading._tag === "Verdict") return void entries.push({ file, verdict: reading.verdict, pid, sessionId: null, name: null })
       const record = reading.reading
       if (record._tag === "Rejected") {
@@ -179,7 +195,38 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       pending.push({ index: entries.length, session, procStart: record.procStart, owner })
       entries.push({ ...identity, verdict: { _tag: "dead" } })
     })
-    return { entries, pending }
+  }
+
+  /**
+   * The verdicts of `pending`, whose processes are asked for now (a start time only where the record
+   * names one): `dead` stays for a process gone, `pid_reused` for another process at the pid; the rest
+   * are live, and are returned with where their entries are.
+   */
+  const judgeProcesses = (
+    entries: Array<RegistryEntry>,
+    pending: ReadonlyArray<Pending>,
+    liveness: Liveness,
+    owners: Owners | null
+  ): Effect.Effect<Array<{ readonly index: number; readonly session: Session }>> => {
+    const startTimeOf = new Set(pending.flatMap((p) => (p.procStart === null ? [] : [p.session.pid])))
+    return Effect.map(liveness.states(pending.map((p) => p.session.pid), startTimeOf), (states) =>
+      pending.flatMap(({ index, owner, procStart, session }) => {
+        const state = states.get(session.pid)
+        if (state === undefined || state._tag === "Dead") return []
+        // The reader's own processes are always signalable by it (and visible under hidepid): a
+        // record its user wrote whose pid answers EPERM names another user's process now.
+        if (state.otherUser && owners !== null && owner === owners.reader) {
+          const actual = state.hidden ? "another user's process, which /proc hides from this one" : "another user's process"
+          entries[index] = { ...entries[index]!, verdict: { _tag: "pid_reused", recorded: `uid ${owner}`, actual, proof: "owner" } }
+          return []
+        }
+        if (procStart !== null && Option.isSome(state.startTime) && !sameStartTime(procStart, state.startTime.value)) {
+          // A start time that cannot be read proves nothing; one that differs proves the pid was reused.
+          entries[index] = { ...entries[index]!, verdict: { _tag: "pid_reused", recorded: describeValue(procStart), actual: state.startTime.value } }
+          return []
+        }
+        return [{ index, session: { ...session, stopped: state.stopped, unaddressable: state.otherUser ? "other_user" : session.unaddressable } }]
+      }))
   }
 
   /**
@@ -214,6 +261,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       const listing = Option.getOrElse(yield* files.readDirectoryIfExists(directory), () => [])
       const records = listing.filter((entry) => entry.name.endsWith(".json"))
       const filePids = records.map((entry) => Option.getOrNull(pidOfFileName(entry.name)))
+      yield* turnAfter(records.length)
       // One pass, not one per batch: the Node probe lists /proc once for a large pass.
       const liveness = yield* probe.checkLiveness([...new Set(filePids.filter((pid): pid is number => pid !== null))])
       const candidates = records.flatMap((entry, i): Array<Candidate> => {
@@ -221,39 +269,23 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
         if (onlyLivePids && (pid === null || !liveness.isAlive(pid))) return []
         return [{ file: beforeName + entry.name, type: entry.type, pid }]
       })
+      yield* turnAfter(records.length)
       const readings = yield* readAll(candidates, liveness)
       // This machine's pid domain is asked for only when a record names one (most never do).
       const namesDomain = readings.some((r) => r._tag !== "Verdict" && r.reading._tag !== "Rejected" && r.reading.pidDomain !== null)
       const here = namesDomain ? yield* probe.pidDomain : Option.none()
       const owners = yield* ownersFor(readings)
-      const { entries, pending } = judgeReadings(candidates, readings, liveness, here, owners)
+      const judged: Judged = { entries: [], pending: [] }
+      yield* inBatches(candidates, (batch, start) => Effect.sync(() => judgeReadings(judged, batch, start, readings, liveness, here, owners)))
+      const { entries, pending } = judged
 
       // Processes are consulted only for records that passed every other check, once per pid.
-      const startTimeOf = new Set(pending.flatMap((p) => (p.procStart === null ? [] : [p.session.pid])))
-      const states = yield* liveness.states(pending.map((p) => p.session.pid), startTimeOf)
-      const live: Array<{ readonly index: number; readonly session: Session }> = []
-      for (const { index, owner, procStart, session } of pending) {
-        const state = states.get(session.pid)
-        if (state === undefined || state._tag === "Dead") continue
-        // The reader's own processes are always signalable by it (and visible under hidepid): a
-        // record its user wrote whose pid answers EPERM names another user's process now.
-        if (state.otherUser && owners !== null && owner === owners.reader) {
-          const actual = state.hidden ? "another user's process, which /proc hides from this one" : "another user's process"
-          entries[index] = { ...entries[index]!, verdict: { _tag: "pid_reused", recorded: `uid ${owner}`, actual, proof: "owner" } }
-        } else if (procStart !== null && Option.isSome(state.startTime) && !sameStartTime(procStart, state.startTime.value)) {
-          // A start time that cannot be read proves nothing; one that differs proves the pid was reused.
-          entries[index] = { ...entries[index]!, verdict: { _tag: "pid_reused", recorded: describeValue(procStart), actual: state.startTime.value } }
-        } else {
-          live.push({
-            index,
-            session: { ...session, stopped: state.stopped, unaddressable: state.otherUser ? "other_user" : session.unaddressable }
-          })
-        }
-      }
+      const live = (yield* inBatches(pending, (batch) => judgeProcesses(entries, batch, liveness, owners))).flat()
       withAddresses(live.map((l) => l.session), scope).forEach((session, i) => {
         const index = live[i]!.index
         entries[index] = { ...entries[index]!, verdict: { _tag: "live", session } }
       })
+      yield* turnAfter(entries.length)
       return entries.sort(byFile)
     })
 

@@ -14,18 +14,30 @@ export const scanBatchSize = 128
  * microtasks, which hold the event loop as a synchronous call does: without these turns, a scan of a
  * large registry would stop a host's timers and I/O for its whole length.
  */
-const turnEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+export const turnEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })
 
-/** `f` over `items` in batches of `scanBatchSize`, in order, with a turn of the event loop between two. */
+/**
+ * A turn of the event loop between two of the scan's own passes over a large registry (the listing,
+ * the liveness check, the verdicts, the sort each take milliseconds there); none for a small one.
+ */
+export const turnAfter = (items: number): Effect.Effect<void> => items > scanBatchSize ? turnEventLoop : Effect.void
+
+/**
+ * `f` over `items` in batches of `scanBatchSize`, in order, with a turn of the event loop between
+ * two; `f` is told where its batch starts in `items`.
+ */
 export const inBatches = <A, B>(
   items: ReadonlyArray<A>,
-  f: (batch: ReadonlyArray<A>) => Effect.Effect<B>
+  f: (batch: ReadonlyArray<A>, start: number) => Effect.Effect<B>
 ): Effect.Effect<Array<B>> => {
-  if (items.length <= scanBatchSize) return Effect.map(f(items), (b) => [b])
-  const batches: Array<ReadonlyArray<A>> = []
-  for (let start = 0; start < items.length; start += scanBatchSize) batches.push(items.slice(start, start + scanBatchSize))
-  return Effect.forEach(batches, (batch, i) => (i === 0 ? f(batch) : Effect.zipRight(turnEventLoop, f(batch))))
+  if (items.length <= scanBatchSize) return Effect.map(f(items, 0), (b) => [b])
+  const starts: Array<number> = []
+  for (let start = 0; start < items.length; start += scanBatchSize) starts.push(start)
+  return Effect.forEach(starts, (start, i) => {
+    const batch = f(items.slice(start, start + scanBatchSize), start)
+    return i === 0 ? batch : Effect.zipRight(turnEventLoop, batch)
+  })
 }
