@@ -128,12 +128,13 @@ describe("send over several homes (the command, real processes)", () => {
   it("resolves the receiver in the home that holds it, and an id held in two homes is refused naming both", () => {
     for (const homes of [["--claude-home", sendA, "--claude-home", sendB], ["--all-homes"]]) {
       const run = runCli([...homes, "send", "send-b", "hello", "--json"], noRelay)
-      const error = (JSON.parse(run.stdout) as { error: { reason: string; cause: string; session: { pid: number } } }).error
-      expect({ status: run.status, reason: error.reason, cause: error.cause, pid: error.session.pid }).toEqual({
+      const error = (JSON.parse(run.stdout) as { error: { reason: string; cause: string; session: { pid: number; home: string } } }).error
+      expect({ status: run.status, reason: error.reason, cause: error.cause, pid: error.session.pid, home: error.session.home }).toEqual({
         status: 11,
         reason: "delivery_failed",
         cause: "relay_not_found",
-        pid: b
+        pid: b,
+        home: sendB
       })
       const twin = runCli([...homes, "send", "send-twin", "hello", "--json"], noRelay)
       expect(twin.status).toBe(4)

@@ -6,5 +6,11 @@ import * as Effect from "effect/Effect"
 
 export const scanBatchSize = Number.POSITIVE_INFINITY
 
-export const inBatches = <A, B>(items: ReadonlyArray<A>, f: (batch: ReadonlyArray<A>) => Effect.Effect<B>): Effect.Effect<Array<B>> =>
-  Effect.map(f(items), (b) => [b])
+export const turnEventLoop: Effect.Effect<void> = Effect.void
+
+export const turnAfter = (_items: number): Effect.Effect<void> => Effect.void
+
+export const inBatches = <A, B>(
+  items: ReadonlyArray<A>,
+  f: (batch: ReadonlyArray<A>, start: number) => Effect.Effect<B>
+): Effect.Effect<Array<B>> => Effect.map(f(items, 0), (b) => [b])

@@ -16,11 +16,12 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { type DeliveryResult, invalidMessage, mismatchOf } from "../domain/Delivery.js"
-import { type Candidate, DeliveryFailed, InboundRefused, type InvalidMessage, NotAddressable, type SessionQuery, WouldBeHeld } from "../domain/Errors.js"
+import { DeliveryFailed, InboundRefused, type InvalidMessage, NotAddressable, WouldBeHeld } from "../domain/Errors.js"
 import type { PermissionModeClass } from "../domain/PermissionMode.js"
 import { senderOutcome, type SessionPolicy } from "../domain/Policy.js"
 import type { Prediction } from "../domain/SendOutcome.js"
 import type { Session } from "../domain/Session.js"
+import { candidateOf, queryOf } from "../domain/SessionIdentity.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { Policy } from "./Policy.js"
 import { Registry, type ResolveError, type ResolveQuery } from "./Registry.js"
@@ -63,18 +64,6 @@ export const predictionFor = (policy: SessionPolicy, senderClass: PermissionMode
   const outcome = senderOutcome(policy, senderClass)
   return { effective: outcome.outcome, decidedBy: policy.decidedBy, certainty: outcome.certainty }
 }
-
-const candidateOf = (s: Session): Candidate => ({
-  pid: s.pid,
-  sessionId: s.sessionId,
-  name: s.name,
-  socketPath: s.socketPath,
-  kind: s.kind,
-  jobId: s.jobId
-})
-
-const queryOf = (query: ResolveQuery): SessionQuery =>
-  query.sessionId !== undefined ? { sessionId: query.sessionId, name: null } : { sessionId: null, name: query.name }
 
 /** Whether `now` is the process resolved: the fields that together name one process and its inbox. */
 const sameProcess = (resolved: Session, now: Session): boolean =>

@@ -10,9 +10,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as path from "node:path"
-import { type Candidate, IdentityMismatch, NotAddressable, NotLive, type SessionQuery } from "../domain/Errors.js"
+import { IdentityMismatch, NotAddressable, NotLive } from "../domain/Errors.js"
 import { normalizeName } from "../domain/Names.js"
 import type { Session } from "../domain/Session.js"
+import { candidateOf, queryOf } from "../domain/SessionIdentity.js"
 import type { RegistryEntry } from "../domain/Verdict.js"
 import { describeVerdict } from "../domain/VerdictWords.js"
 import { ClaudeHome } from "./ClaudeHome.js"
@@ -88,19 +89,6 @@ export interface Registry {
 
 export const Registry = Context.GenericTag<Registry>("claude-peers/Registry")
 
-const candidate = (s: Session): Candidate => ({
-  pid: s.pid,
-  sessionId: s.sessionId,
-  name: s.name,
-  socketPath: s.socketPath,
-  kind: s.kind,
-  jobId: s.jobId,
-  ...(s.home === undefined ? {} : { home: s.home })
-})
-
-const evidenceOf = (query: ResolveQuery): SessionQuery =>
-  query.sessionId !== undefined ? { sessionId: query.sessionId, name: null } : { sessionId: null, name: query.name }
-
 /** Whether a record carries what was asked: the same session id, or a name equal under normalization. */
 const carries = (query: ResolveQuery) => {
   if (query.sessionId !== undefined) return (sessionId: string | null, _name: string | null) => sessionId === query.sessionId
@@ -120,9 +108,9 @@ const pick = (
 ): Effect.Effect<Session, IdentityMismatch | NotAddressable> | undefined => {
   const matches = live.filter((s) => carries(query)(s.sessionId, s.name))
   if (matches.length === 0) return undefined
-  const evidence = evidenceOf(query)
+  const evidence = queryOf(query)
   if (matches.length > 1) {
-    return Effect.fail(new IdentityMismatch({ query: evidence, shared: "query", candidates: matches.map(candidate) }))
+    return Effect.fail(new IdentityMismatch({ query: evidence, shared: "query", candidates: matches.map(candidateOf) }))
   }
   const session = matches[0]!
   const shares = (what: "name" | "sessionId") =>
@@ -135,11 +123,11 @@ const pick = (
     ? { shared: "sessionId" as const, rivals: sharedId }
     : undefined
   if (rivals !== undefined) {
-    const candidates = [session, ...rivals.rivals.sort((a, b) => a.pid - b.pid)].map(candidate)
+    const candidates = [session, ...rivals.rivals.sort((a, b) => a.pid - b.pid)].map(candidateOf)
     return Effect.fail(new IdentityMismatch({ query: evidence, shared: rivals.shared, candidates }))
   }
   if (session.unaddressable !== null && !(session.unaddressable === "other_user" && options.allowOtherUser === true)) {
-    return Effect.fail(new NotAddressable({ query: evidence, session: candidate(session), because: session.unaddressable }))
+    return Effect.fail(new NotAddressable({ query: evidence, session: candidateOf(session), because: session.unaddressable }))
   }
   return Effect.succeed(session)
 }
@@ -170,7 +158,7 @@ const answers = (
       const reasons = entries
         .filter((e) => e.verdict._tag !== "live" && carried(e.sessionId, e.name))
         .map((e) => ({ file: e.file, verdict: e.verdict._tag, detail: describeVerdict(e.verdict) }))
-      return Effect.fail(new NotLive({ query: evidenceOf(query), reasons }))
+      return Effect.fail(new NotLive({ query: queryOf(query), reasons }))
     })
 
   const resolve = Effect.fn("Registry.resolve")(function*(query: ResolveQuery, options: ResolveOptions = {}) {

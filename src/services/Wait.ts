@@ -21,17 +21,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import {
-  type Candidate,
-  Ended,
-  type IdentityMismatch,
-  type NotAddressable,
-  type NotLive,
-  type SessionQuery,
-  TimedOut,
-  type WaitState
-} from "../domain/Errors.js"
+import { Ended, type IdentityMismatch, type NotAddressable, type NotLive, TimedOut, type WaitState } from "../domain/Errors.js"
 import type { Session } from "../domain/Session.js"
+import { candidateOf, queryOf } from "../domain/SessionIdentity.js"
 import type { Status } from "../domain/Status.js"
 import type { RegistryEntry } from "../domain/Verdict.js"
 import { Registry, type ResolveQuery } from "./Registry.js"
@@ -84,18 +76,6 @@ export const Wait = Context.GenericTag<Wait>("claude-peers/Wait")
  */
 export const stateOf = (session: Session): Status | null => session.stopped ? null : session.status
 
-const candidate = (s: Session): Candidate => ({
-  pid: s.pid,
-  sessionId: s.sessionId,
-  name: s.name,
-  socketPath: s.socketPath,
-  kind: s.kind,
-  jobId: s.jobId
-})
-
-const evidenceOf = (query: ResolveQuery): SessionQuery =>
-  query.sessionId !== undefined ? { sessionId: query.sessionId, name: null } : { sessionId: null, name: query.name }
-
 /** Whether `now` is still the session resolved at the start: the same process, in the same conversation. */
 const sameSession = (resolved: Session, now: Session): boolean =>
   now.pid === resolved.pid &&
@@ -131,7 +111,7 @@ export const make = Effect.gen(function*() {
         ? Effect.succeed(step)
         : wanted.has("gone")
         ? Effect.succeed({ _tag: "Gone", verdict: step.verdict, session: last })
-        : Effect.fail(new Ended({ query: evidenceOf(query), until: states, session: candidate(last), verdict: step.verdict }))
+        : Effect.fail(new Ended({ query: queryOf(query), until: states, session: candidateOf(last), verdict: step.verdict }))
     const now = reachedBy(resolved)
     if (now !== undefined) return yield* outcome(now)
 
@@ -174,7 +154,7 @@ export const make = Effect.gen(function*() {
     if (options.timeout === undefined) return yield* Effect.flatMap(decided, outcome)
     const timeout = Duration.decode(options.timeout)
     const timedOut = Effect.suspend(() =>
-      Effect.fail(new TimedOut({ query: evidenceOf(query), until: states, timeoutMillis: Duration.toMillis(timeout), session: candidate(last) }))
+      Effect.fail(new TimedOut({ query: queryOf(query), until: states, timeoutMillis: Duration.toMillis(timeout), session: candidateOf(last) }))
     )
     return yield* Effect.flatMap(
       Effect.raceFirst(decided, Effect.zipRight(Timing.sleep(timeout, `the session to become ${states.join(" or ")}`), timedOut)),
