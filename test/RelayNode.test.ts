@@ -9,7 +9,7 @@ import { Duration, Effect, Either, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { findClaudeBinary, make } from "../src/layers/RelayNode.js"
+import { findClaudeBinary, make, relayWorkingDirectory } from "../src/layers/RelayNode.js"
 import type { RelayRequest } from "../src/services/Relay.js"
 
 const standIn = path.join(import.meta.dirname, "fixtures", "relay-stand-in", "claude.mjs")
@@ -129,4 +129,42 @@ describe("RelayNode against a stand-in Claude Code", () => {
     }), 60_000)
 
   it.live("the relay sends from the prompting class", () => Effect.sync(() => expect(make().senderClass).toBe("prompting")))
+})
+
+describe.runIf(process.getuid !== undefined)("the relay's working directory", () => {
+  const uid = process.getuid?.() ?? 0
+  const used = (root: string) => Effect.runSync(Effect.scoped(Effect.map(relayWorkingDirectory(root), ({ directory }) => directory)))
+
+  it("is one directory per user, closed to others, that outlives each send", () => {
+    const root = scratch()
+    const shared = path.join(root, `claude-peers-relay-${uid}`)
+    expect(used(root)).toBe(shared)
+    expect(used(root)).toBe(shared)
+    expect(fs.statSync(shared).mode & 0o777).toBe(0o700)
+    expect(fs.readdirSync(root)).toEqual([`claude-peers-relay-${uid}`])
+  })
+
+  it("is a temporary one, removed after the send, when the shared one is open to others, a link, or not empty", () => {
+    const cases: Record<string, (shared: string, root: string) => void> = {
+      "open to others": (shared) => fs.mkdirSync(shared, { mode: 0o755 }),
+      "a link": (shared, root) => {
+        fs.mkdirSync(path.join(root, "elsewhere"), { mode: 0o700 })
+        fs.symlinkSync(path.join(root, "elsewhere"), shared)
+      },
+      "not empty": (shared) => {
+        fs.mkdirSync(path.join(shared, ".claude"), { recursive: true, mode: 0o700 })
+        fs.chmodSync(shared, 0o700)
+      }
+    }
+    for (const [label, stage] of Object.entries(cases)) {
+      const root = scratch()
+      const shared = path.join(root, `claude-peers-relay-${uid}`)
+      stage(shared, root)
+      const before = fs.readdirSync(root).sort()
+      const directory = used(root)
+      expect(directory, label).not.toBe(shared)
+      expect(path.dirname(directory), label).toBe(root)
+      expect(fs.readdirSync(root).sort(), label).toEqual(before)
+    }
+  })
 })

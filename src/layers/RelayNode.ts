@@ -36,6 +36,8 @@ export interface RelayNodeOptions {
   readonly noticeRounds?: number | undefined
   /** How long each of those rounds is held back (default 250 ms). */
   readonly noticeRoundDelay?: Duration.DurationInput | undefined
+  /** Where the relay's working directory is made (default: the system's temporary directory). */
+  readonly workingDirectoryRoot?: string | undefined
 }
 
 type Failure = Pick<DeliveryFailed, "cause" | "detail">
@@ -161,13 +163,37 @@ const stop = (child: Child, grace: Duration.Duration): Effect.Effect<void> =>
     yield* Deferred.await(child.exited)
   })
 
-const privateDirectory = Effect.acquireRelease(
-  Effect.try({
-    try: () => fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-relay-")),
-    catch: (error): Failure => ({ cause: "relay_failed", detail: `no private working directory for the relay: ${(error as Error).message}` })
-  }),
-  (directory) => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true }))
-)
+/**
+ * The relay's working directory. Claude Code keeps a project entry in the receiver's home for every
+ * directory it runs in (`projects/<that path>/`), so every relay runs in one directory per user,
+ * `<tmp>/claude-peers-relay-<uid>`, and the home gains one entry, not one per send. Claude Code reads a
+ * project's `.claude/` there, so it is used only while it is this user's own directory (not a link),
+ * closed to everyone else and empty; otherwise a fresh temporary directory serves that send, and is
+ * removed after it.
+ */
+export const relayWorkingDirectory = (root: string = os.tmpdir()) =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        const uid = process.getuid?.()
+        const shared = uid === undefined ? null : path.join(root, `claude-peers-relay-${uid}`)
+        if (shared !== null && uid !== undefined) {
+          try {
+            fs.mkdirSync(shared, { mode: 0o700 })
+          } catch {
+            // There already, or not to be made: the checks below decide.
+          }
+          const info = fs.lstatSync(shared, { throwIfNoEntry: false })
+          if (info?.isDirectory() === true && info.uid === uid && (info.mode & 0o077) === 0 && fs.readdirSync(shared).length === 0) {
+            return { directory: shared, temporary: false }
+          }
+        }
+        return { directory: fs.mkdtempSync(path.join(root, "claude-peers-relay-")), temporary: true }
+      },
+      catch: (error): Failure => ({ cause: "relay_failed", detail: `no private working directory for the relay: ${(error as Error).message}` })
+    }),
+    ({ directory, temporary }) => temporary ? Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true })) : Effect.void
+  )
 
 export const make = (options: RelayNodeOptions = {}): Relay => {
   const killGrace = Duration.decode(options.killGrace ?? Duration.seconds(3))
@@ -193,7 +219,7 @@ export const make = (options: RelayNodeOptions = {}): Relay => {
           noticeRounds: options.noticeRounds,
           noticeRoundDelay: options.noticeRoundDelay
         })
-        const cwd = yield* privateDirectory
+        const { directory: cwd } = yield* relayWorkingDirectory(options.workingDirectoryRoot)
         const env = relayEnvironment({
           base: options.environment ?? process.env,
           claudeHome: request.claudeHome,
