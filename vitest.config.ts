@@ -11,6 +11,10 @@ export default defineConfig({
     // Two files at a time: vitest's default on 2 cores is one worker, and most files wait on child
     // processes and the file system, not the CPU (16 files: 294 s with one fork, 106 s with two).
     pool: "forks",
+    // A worker runs its files one after another in one process, loading effect and the sources
+    // once rather than once per file. So a test that changes what the process shares
+    // (`process.env`, a spy on a global, a signal handler) puts it back before it ends.
+    isolate: false,
     maxWorkers: 2,
     minWorkers: 1,
     hookTimeout: 120_000
