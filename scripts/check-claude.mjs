@@ -21,7 +21,7 @@
  * (`--keep` keeps the run's directory, with Claude Code's logs, for a post-mortem).
  */
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -35,7 +35,7 @@ import { makeObserver } from "./check-claude/observe.mjs"
 import { checkPolicy } from "./check-claude/policy.mjs"
 import { isRunning, killMarked, processStat, startIdleProcess, startZombie } from "./check-claude/processes.mjs"
 import { makeRegistry } from "./check-claude/registry.mjs"
-import { checkSend } from "./check-claude/send.mjs"
+import { checkSendPhases } from "./check-claude/send.mjs"
 import { makeTmux } from "./check-claude/tmux.mjs"
 import { CheckFailed, makeLog, runProgram, waitFor } from "./check-claude/tools.mjs"
 import { runWaitPhase } from "./check-claude/wait.mjs"
@@ -180,8 +180,7 @@ const driveSessions = async ({ driver, work }) => {
 const copyRecords = async ({ env, observer, registry }) => {
   const copied = registry.windowOf("idle-2")
   const copyRecord = (pid, procStart, label) => {
-    const { tmux: _, ...record } = { ...copied.record, pid, procStart }
-    writeFileSync(registry.recordFile(pid), JSON.stringify(record))
+    registry.stageRecord(pid, { ...copied.record, procStart })
     observer.fixLabel(pid, label)
   }
   const otherPid = startIdleProcess(env)
@@ -301,7 +300,7 @@ const main = async () => {
   ) allRows.push(row)
   await runWaitPhase({ commandPath: join(repoRoot, "bin", "claude-peers.js"), driver, home, log, tmux, work })
   await checkHomes({ claude, commandPath: join(repoRoot, "bin", "claude-peers.js"), directory: run.directory, env, log })
-  const send = await checkSend({ ...context, claude, home, log })
+  const send = await checkSendPhases({ ...context, claude, home, log, runDirectory: run.directory, tmux })
 
   const policyMismatches =
     (await checkPolicy({ claude, env, home, work, log, commandPath: join(repoRoot, "bin", "claude-peers.js"), runDirectory: run.directory })).length
