@@ -11,11 +11,15 @@
  * prints, for three moments, one table row per session: what `claude agents --json` says, what
  * `claude-peers list`, `inspect` and `resolve` say, and whether they agree. A difference is
  * "documented" only when it is one of `scripts/check-claude/differences.mjs`, which is also the
- * README's table; any other fails the check.
+ * README's table; any other fails the check. Then phases of their own: liveness, wait, several
+ * homes, send (scripts/check-claude/send.mjs: messages sent with `claude-peers send` to real
+ * receivers, each receipt held against the receiver's transcript and against `policy`'s
+ * prediction) and policy.
  *
  * Needs Linux, tmux, network access for the first install, and a built claude-peers (`npm run
  * build`; the npm script does it). Progress goes to stderr, the tables to stdout. Exit codes: 0 no
- * undocumented difference, 1 an undocumented difference, 2 the check itself failed, 130/143
+ * undocumented difference and every send and policy answer right, 1 an undocumented difference or
+ * a wrong send or policy answer, 2 the check itself failed, 130/143
  * interrupted. Every process it starts is killed at the end (by pid: those whose environment carries
  * this run's marker), also on failure and on SIGINT/SIGTERM, and its directories are removed
  * (`--keep` keeps the run's directory, with Claude Code's logs, for a post-mortem).
@@ -310,6 +314,9 @@ const main = async () => {
     `\n${allRows.length} rows in 3 snapshots: ${allRows.length - undocumented - documented} agree, ` +
       `${documented} documented differences, ${undocumented} undocumented.\n`
   )
+  const sends = send.phases.flatMap((phase) => phase.rows)
+  const sentRight = sends.filter((row) => row.problems.length === 0).length
+  process.stdout.write(`${sends.length} sends in ${send.phases.length} phases: ${sentRight} as expected and as \`policy\` predicted.\n`)
   return undocumented === 0 && policyMismatches === 0 && send.ok ? 0 : 1
 }
 
