@@ -1,53 +1,145 @@
 #!/usr/bin/env node
 /**
- * The relay's cost, in the same rounds: `node -e 0`, a bare `claude -p` start (`--version`), and a
- * relay run through the built library to an address with no session behind it (Claude Code's
- * start, the three scripted turns and its exit; no notice rounds, which a real send adds:
- * `noticeRounds` × `noticeRoundDelay` plus one request each). Needs `npm run build` and the Claude
- * Code of `npm run check:claude` (`.cache/claude-code/`). `node bench/relay.mjs [rounds]`.
+ * What a send costs, in the same rounds: `node -e 0`; a bare Claude Code start (`claude
+ * --version`); a `claude -p` turn on the check's local API stand-in; a relay run through the built
+ * library to an address with no session behind it (Claude Code's start, the three scripted turns
+ * and its exit; no notice rounds); and `claude-peers send` of a short message to a live receiver
+ * (a real interactive Claude Code in a private tmux server, on the same stand-in, whose
+ * `--settings` accept), end to end: the command's start, resolve, policy, the relay with its notice
+ * rounds (`noticeRounds` × `noticeRoundDelay`), and the confirmation; and the same command to a
+ * receiver whose `--settings` refuse, which answers before any relay starts: the command's own part.
+ *
+ * Not a row of `npm run bench` (bench/run.mjs): that one times command lines over made-up
+ * registries in tens of rounds against ratio targets, while this needs the 400 MB Claude Code of
+ * `npm run check:claude` (`.cache/claude-code/`, installed if missing), tmux and a live session,
+ * and a round takes seconds. Needs `npm run build`. `NODE_EXTRA_CA_CERTS` is unset for every timed
+ * run; the machine's load (`uptime`) is printed before and after, since it moves these numbers.
+ * `node bench/relay.mjs [rounds]` (default 5).
  */
 import { Duration, Effect, Either } from "effect"
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { randomBytes } from "node:crypto"
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { claudeEnvironment, ensureClaudeCode, writeClaudeHome } from "../scripts/check-claude/claude-code.mjs"
+import { makeDriver } from "../scripts/check-claude/driver.mjs"
+import { startMockApi } from "../scripts/check-claude/mock-api.mjs"
+import { killMarked } from "../scripts/check-claude/processes.mjs"
+import { makeRegistry } from "../scripts/check-claude/registry.mjs"
+import { makeTmux } from "../scripts/check-claude/tmux.mjs"
+import { runProgram } from "../scripts/check-claude/tools.mjs"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const { makeRelay } = await import(join(root, "dist", "node.js"))
-const claude = join(root, ".cache", "claude-code", "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
 const rounds = Number(process.argv[2] ?? 5)
-const home = mkdtempSync(join(tmpdir(), "relay-bench-"))
-const env = { ...process.env, NODE_EXTRA_CA_CERTS: "" }
-delete env.NODE_EXTRA_CA_CERTS
+const log = (message) => process.stderr.write(`[bench relay] ${message}\n`)
+const uptime = () => spawnSync("uptime", { encoding: "utf8" }).stdout.trim()
 
-const time = async (f) => {
+const run = {
+  directory: realpathSync(mkdtempSync(join(tmpdir().length <= 40 ? tmpdir() : "/tmp", "cpb-"))),
+  marker: `CLAUDE_PEERS_CHECK_RUN=${randomBytes(8).toString("hex")}`,
+  tmux: null,
+  api: null
+}
+process.on("exit", () => {
+  try {
+    run.tmux?.killServer()
+  } catch {
+    // gone
+  }
+  killMarked(run.marker)
+  run.api?.close()
+  rmSync(run.directory, { recursive: true, force: true })
+})
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130))
+
+const directory = (name, mode = 0o755) => {
+  const path = join(run.directory, name)
+  mkdirSync(path, { recursive: true, mode })
+  return path
+}
+const home = directory("home")
+const work = directory("work")
+run.api = await startMockApi({ backgroundShellCommand: "sleep 100000" })
+// claudeEnvironment drops NODE_EXTRA_CA_CERTS and NODE_OPTIONS, and every ANTHROPIC_/CLAUDE_ variable of this shell.
+const env = claudeEnvironment({
+  base: process.env,
+  home,
+  fakeHome: directory("fake-home"),
+  runtimeDirectory: directory("run", 0o700),
+  temporaryDirectory: directory("tmp"),
+  apiUrl: run.api.url,
+  marker: run.marker
+})
+const claude = ensureClaudeCode({ cacheDirectory: join(root, ".cache", "claude-code"), env, log })
+writeClaudeHome({ home, workDirectories: [work] })
+run.tmux = makeTmux({ socketPath: join(run.directory, "tmux.sock"), configFile: join(run.directory, "tmux.conf"), env })
+const driver = makeDriver({ tmux: run.tmux, registry: makeRegistry(home), claude, log })
+const receiverOf = async (label, policy) => {
+  driver.start(label, work, ["--name", label, "--settings", JSON.stringify({ crossSessionInbound: policy })])
+  return (await driver.up(label)).record
+}
+const [receiver, refuser] = await Promise.all([receiverOf("bench-receiver", "accept"), receiverOf("bench-refuser", "refuse")])
+
+// Asynchronous: the API stand-in answers from this process, so a synchronous spawn would starve it.
+const timed = async (file, args, check, environment = env) => {
   const started = performance.now()
-  await f()
+  const result = await runProgram(file, args, { cwd: work, env: environment, timeoutMs: 120_000 })
+  const ms = performance.now() - started
+  const problem = check(result)
+  if (problem !== undefined) throw new Error(`${file} ${args.join(" ")}: ${problem} (exit ${result.exit}): ${result.stderr.slice(0, 300)}`)
+  return ms
+}
+const exitsZero = (result) => (result.exit === 0 ? undefined : "did not exit 0")
+const relay = makeRelay({ claudeBinary: claude, environment: env })
+const relayRun = async () => {
+  const started = performance.now()
+  const result = await Effect.runPromise(Effect.either(relay.send({
+    address: `uds:${join(run.directory, "nobody.sock")}`,
+    message: "bench",
+    claudeHome: home,
+    timeout: Duration.seconds(60)
+  })))
+  if (Either.isRight(result) || result.left.cause !== "relay_failed") throw new Error(`relay run: unexpected ${JSON.stringify(result)}`)
   return performance.now() - started
 }
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+const commandPath = join(root, "bin", "claude-peers.js")
+const send = (session, expected) =>
+  timed(process.execPath, [commandPath, "--claude-home", home, "send", session.sessionId, "bench: a short message", "--json"], (result) => {
+    const printed = JSON.parse(result.stdout)
+    const answer = printed.outcome ?? printed.error?.reason
+    return result.exit === expected.exit && answer === expected.answer ? undefined : `answered ${answer}`
+  }, { ...env, CLAUDE_PEERS_CLAUDE_BIN: claude })
 
-const samples = { node: [], version: [], relay: [] }
-const relay = makeRelay({ claudeBinary: claude, environment: env })
+const rows = [
+  ["node -e 0", () => timed(process.execPath, ["-e", "0"], exitsZero)],
+  ["claude --version", () => timed(claude, ["--version"], exitsZero)],
+  ["claude -p (one turn, local API)", () => timed(claude, ["-p", "ok", "--no-session-persistence"], exitsZero)],
+  ["relay run (claude -p, 3 turns)", relayRun],
+  ["claude-peers send (live receiver)", () => send(receiver, { exit: 0, answer: "delivered" })],
+  ["claude-peers send (refused, no relay)", () => send(refuser, { exit: 9, answer: "inbound_refused" })]
+]
+const samples = rows.map(() => [])
+const loadBefore = uptime()
+log(`receivers pid ${receiver.pid} (accept) and ${refuser.pid} (refuse); ${rounds} rounds after one warm-up each; load: ${loadBefore}`)
+for (const [, row] of rows) await row()
 for (let round = 0; round < rounds; round++) {
-  samples.node.push(await time(() => spawnSync(process.execPath, ["-e", "0"], { env })))
-  samples.version.push(await time(() => spawnSync(claude, ["--version"], { env })))
-  samples.relay.push(
-    await time(async () => {
-      const result = await Effect.runPromise(Effect.either(relay.send({
-        address: `uds:${join(home, "nobody.sock")}`,
-        message: "bench",
-        claudeHome: home,
-        timeout: Duration.seconds(60)
-      })))
-      if (Either.isRight(result) || result.left.cause !== "relay_failed") throw new Error(`unexpected: ${JSON.stringify(result)}`)
-    })
+  for (const [k, [, row]] of rows.entries()) samples[k].push(await row())
+}
+const loadAfter = uptime()
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+const nodeMs = median(samples[0])
+console.log(`Claude Code ${spawnSync(claude, ["--version"], { env, encoding: "utf8" }).stdout.trim()}, Node ${process.version}, ${rounds} rounds`)
+console.log(`uptime before: ${loadBefore}`)
+console.log(`uptime after:  ${loadAfter}`)
+for (const [k, [label]] of rows.entries()) {
+  const ms = median(samples[k])
+  const sorted = [...samples[k]].sort((a, b) => a - b)
+  console.log(
+    `${label.padEnd(36)} ${ms.toFixed(0).padStart(6)} ms median (${sorted[0].toFixed(0)}–${sorted.at(-1).toFixed(0)})  ${(ms / nodeMs).toFixed(1)}× node -e 0`
   )
 }
-rmSync(home, { recursive: true, force: true })
-const nodeMs = median(samples.node)
-for (const [label, values] of [["node -e 0", samples.node], ["claude --version", samples.version], ["relay run (claude -p, 3 turns)", samples.relay]]) {
-  const ms = median(values)
-  console.log(`${label.padEnd(32)} ${ms.toFixed(0).padStart(6)} ms median of ${values.length}  ${(ms / nodeMs).toFixed(1)}× node -e 0`)
-}
+process.exit(0)

@@ -11,17 +11,21 @@
  * prints, for three moments, one table row per session: what `claude agents --json` says, what
  * `claude-peers list`, `inspect` and `resolve` say, and whether they agree. A difference is
  * "documented" only when it is one of `scripts/check-claude/differences.mjs`, which is also the
- * README's table; any other fails the check.
+ * README's table; any other fails the check. Then phases of their own: liveness, wait, several
+ * homes, send (scripts/check-claude/send.mjs: messages sent with `claude-peers send` to real
+ * receivers, each receipt held against the receiver's transcript and against `policy`'s
+ * prediction) and policy.
  *
  * Needs Linux, tmux, network access for the first install, and a built claude-peers (`npm run
  * build`; the npm script does it). Progress goes to stderr, the tables to stdout. Exit codes: 0 no
- * undocumented difference, 1 an undocumented difference, 2 the check itself failed, 130/143
+ * undocumented difference and every send and policy answer right, 1 an undocumented difference or
+ * a wrong send or policy answer, 2 the check itself failed, 130/143
  * interrupted. Every process it starts is killed at the end (by pid: those whose environment carries
  * this run's marker), also on failure and on SIGINT/SIGTERM, and its directories are removed
  * (`--keep` keeps the run's directory, with Claude Code's logs, for a post-mortem).
  */
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -35,7 +39,7 @@ import { makeObserver } from "./check-claude/observe.mjs"
 import { checkPolicy } from "./check-claude/policy.mjs"
 import { isRunning, killMarked, processStat, startIdleProcess, startZombie } from "./check-claude/processes.mjs"
 import { makeRegistry } from "./check-claude/registry.mjs"
-import { checkSend } from "./check-claude/send.mjs"
+import { checkSendPhases } from "./check-claude/send.mjs"
 import { makeTmux } from "./check-claude/tmux.mjs"
 import { CheckFailed, makeLog, runProgram, waitFor } from "./check-claude/tools.mjs"
 import { runWaitPhase } from "./check-claude/wait.mjs"
@@ -180,8 +184,7 @@ const driveSessions = async ({ driver, work }) => {
 const copyRecords = async ({ env, observer, registry }) => {
   const copied = registry.windowOf("idle-2")
   const copyRecord = (pid, procStart, label) => {
-    const { tmux: _, ...record } = { ...copied.record, pid, procStart }
-    writeFileSync(registry.recordFile(pid), JSON.stringify(record))
+    registry.stageRecord(pid, { ...copied.record, procStart })
     observer.fixLabel(pid, label)
   }
   const otherPid = startIdleProcess(env)
@@ -301,7 +304,7 @@ const main = async () => {
   ) allRows.push(row)
   await runWaitPhase({ commandPath: join(repoRoot, "bin", "claude-peers.js"), driver, home, log, tmux, work })
   await checkHomes({ claude, commandPath: join(repoRoot, "bin", "claude-peers.js"), directory: run.directory, env, log })
-  const send = await checkSend({ ...context, claude, home, log })
+  const send = await checkSendPhases({ ...context, claude, home, log, runDirectory: run.directory, tmux })
 
   const policyMismatches =
     (await checkPolicy({ claude, env, home, work, log, commandPath: join(repoRoot, "bin", "claude-peers.js"), runDirectory: run.directory })).length
@@ -311,6 +314,9 @@ const main = async () => {
     `\n${allRows.length} rows in 3 snapshots: ${allRows.length - undocumented - documented} agree, ` +
       `${documented} documented differences, ${undocumented} undocumented.\n`
   )
+  const sends = send.phases.flatMap((phase) => phase.rows)
+  const sentRight = sends.filter((row) => row.problems.length === 0).length
+  process.stdout.write(`${sends.length} sends in ${send.phases.length} phases: ${sentRight} as expected and as \`policy\` predicted.\n`)
   return undocumented === 0 && policyMismatches === 0 && send.ok ? 0 : 1
 }
 

@@ -16,9 +16,24 @@ export const makeDriver = ({ claude, log, registry, tmux }) => {
     return pane === undefined || pane.dead
   }
 
-  const start = (label, cwd, args = []) => {
+  const start = (label, cwd, args = [], environment = {}) => {
     labels.add(label)
-    tmux.newSession(label, cwd, [claude, ...args])
+    tmux.newSession(label, cwd, [claude, ...args], environment)
+  }
+
+  /**
+   * A session started in bypassPermissions mode asks to confirm it before it registers ("WARNING:
+   * Claude Code running in Bypass Permissions mode", "No, exit" selected): this takes "Yes, I accept".
+   * As root, Claude Code starts that mode only with IS_SANDBOX=1 in its environment.
+   */
+  const acceptBypassWarning = async (label) => {
+    await waitFor(`${label}'s bypass permissions warning`, () => {
+      if (paneGone(label)) throw new CheckFailed(`${label}: Claude Code exited at its start. Its screen:\n${tmux.screen(label)}`)
+      return tmux.screen(label).includes("Yes, I accept")
+    }, { timeoutMs: 60_000, intervalMs: 200 })
+    tmux.press(label, "Down")
+    await delay(300)
+    tmux.press(label, "Enter")
   }
 
   /** Up: its record is written and carries a status (the first write has none). */
@@ -140,5 +155,5 @@ export const makeDriver = ({ claude, log, registry, tmux }) => {
     return { end }
   }
 
-  return { labels, start, up, statusOf, submit, shellCommand, park, parkOrRetry, parkedWithJob, moveToBackgroundAndExit }
+  return { labels, start, acceptBypassWarning, up, statusOf, submit, shellCommand, park, parkOrRetry, parkedWithJob, moveToBackgroundAndExit }
 }

@@ -66,7 +66,8 @@ const expectAnswer = (findings, label, policy, expected) => {
   }
 }
 
-const startBackgroundJob = async ({ claude, env, home, log, work }, prompt, flags) => {
+/** `claude --bg …flags prompt`, resolved once its job's record carries a status (the job told apart by its prompt). */
+export const startBackgroundJob = async ({ claude, env, home, log, work }, prompt, flags) => {
   const launch = spawnSync(claude, ["--bg", ...flags, prompt], { cwd: work, env, encoding: "utf8", timeout: 90_000 })
   if (launch.status !== 0) throw new Error(`claude --bg ${flags.join(" ")} failed: ${launch.stderr.trim()}`)
   const record = await waitFor(
@@ -77,7 +78,7 @@ const startBackgroundJob = async ({ claude, env, home, log, work }, prompt, flag
       intervalMs: 500
     }
   )
-  log(`policy phase: job ${record.jobId} (pid ${record.pid}) runs as: ${cmdlineOf(record.pid).join(" ")}`)
+  log(`--bg job ${record.jobId} (pid ${record.pid}) runs as: ${cmdlineOf(record.pid).join(" ")}`)
   return record
 }
 

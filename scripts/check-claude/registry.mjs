@@ -2,7 +2,7 @@
  * The check's own reading of the Claude home it runs Claude Code in: only to find its sessions and
  * to wait for them (the judgement reads claude-peers' and Claude Code's answers, never this).
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
 export const makeRegistry = (home) => {
@@ -57,5 +57,16 @@ export const makeRegistry = (home) => {
 
   const recordFile = (pid) => join(sessions, `${pid}.json`)
 
-  return { sessions, readRecords, windowOf, jobRecord, jobState, recordFile }
+  /**
+   * Stages `record` as the record of `pid` (one line of compact JSON, as Claude Code writes it),
+   * without the `tmux` field that would make it another label's window. Only for records this check
+   * makes up in its own home: a pid reused, a copy on a zombie. Returns the file.
+   */
+  const stageRecord = (pid, record) => {
+    const { tmux: _, ...staged } = { ...record, pid }
+    writeFileSync(recordFile(pid), JSON.stringify(staged))
+    return recordFile(pid)
+  }
+
+  return { sessions, readRecords, windowOf, jobRecord, jobState, recordFile, stageRecord }
 }

@@ -1,59 +1,67 @@
 /**
- * The send phase of `npm run check:claude`: real receivers in the check's tmux server on its mock
- * API (policy on their command line: accept, hold, refuse), a message sent to each with the built
- * claude-peers relay, and each receiver's own transcript read to see what arrived:
- * accept → delivered and in the transcript exactly once; hold → held; refuse → refused, and
- * nothing arrived. Runs alone too: `node scripts/check-claude/send.mjs` (its own home and tmux).
+ * The send phases of `npm run check:claude`: real receivers in the check's tmux server (or its
+ * background service) on its mock API, a message sent to each with the built `claude-peers send
+ * --json`, its relay the Claude Code under test, and each receiver's own transcript (and, for a held
+ * message, its screen) read to see what arrived. One table a phase:
+ * - `policies`: receivers whose `--settings` say accept, hold, refuse → delivered and in the
+ *   transcript exactly once; held, and the receiver shows it for approval; refused before relaying;
+ * - `not-live`: a receiver killed with SIGKILL (its record stays), a window parked with ←, and a
+ *   record staged on a reused pid → `not_live` (exit 3);
+ * - `shared-name`: two `claude --bg --name N` jobs (Claude Code makes a job's name unique against
+ *   nothing) → `identity_mismatch` (4) by name and by id; by id with `--allow-shared-name` →
+ *   delivered to that job, and nothing in the other one's transcript;
+ * - `parity`: nothing set anywhere, a receiver in bypassPermissions and one in default mode: held
+ *   (`would_be_held`, 10, without `--allow-hold`) and delivered, as `policy` predicts for the
+ *   relay's prompting class.
+ * In every scenario `claude-peers policy`'s prediction must be the send's answer (send-judgement.mjs),
+ * and a relay must start exactly when one should: the relays' Claude Code is a wrapper that counts
+ * its starts, so "no relay started" is counted, never inferred from the answer.
  *
- * Each message is sent with the built `claude-peers send --json`, its relay the Claude Code under test.
+ * Runs alone too: `node scripts/check-claude/send.mjs [policies] [not-live] [shared-name] [parity]`
+ * (its own home, mock API and tmux; every phase when none is named).
  */
-import { randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs"
+import { createHash, randomBytes, randomUUID } from "node:crypto"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { setTimeout as delay } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { claudeEnvironment, ensureClaudeCode, writeClaudeHome } from "./claude-code.mjs"
 import { makeDriver } from "./driver.mjs"
 import { startMockApi } from "./mock-api.mjs"
-import { killMarked } from "./processes.mjs"
+import { startBackgroundJob } from "./policy.mjs"
+import { isRunning, killMarked, processStat, startIdleProcess } from "./processes.mjs"
 import { makeRegistry } from "./registry.mjs"
+import { judgeSend, readPolicyAnswer, readSendAnswer, renderSendTable } from "./send-judgement.mjs"
 import { makeTmux } from "./tmux.mjs"
 import { CheckFailed, makeLog, runProgram, waitFor } from "./tools.mjs"
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
+const commandPath = join(repoRoot, "bin", "claude-peers.js")
+
+export const sendPhaseNames = ["policies", "not-live", "shared-name", "parity"]
 
 /**
- * One send with the built command, `claude-peers send SESSION_ID MESSAGE --allow-hold --json`:
- * `{ outcome, text, predicted }` for a receipt, `{ outcome: "refused", predicted }` for a refusal
- * predicted before relaying (nothing relayed), or `{ failed: reason or cause, detail }`, with its wall time.
+ * The Claude Code the relays run: a shell wrapper that appends a line to a file each time it
+ * starts and then becomes the real one (`exec`: same pid, so the relay's kill and reap are the
+ * real process's).
  */
-const sendWith = async ({ claude, env, home }, sessionId, message) => {
-  const started = Date.now()
-  const run = await runProgram(process.execPath, [
-    join(repoRoot, "bin", "claude-peers.js"),
-    "--claude-home",
-    home,
-    "send",
-    sessionId,
-    message,
-    "--allow-hold",
-    "--json"
-  ], {
-    env: { ...env, CLAUDE_PEERS_CLAUDE_BIN: claude },
-    timeoutMs: 120_000
-  })
-  const ms = Date.now() - started
-  let printed
-  try {
-    printed = JSON.parse(run.stdout)
-  } catch {
-    return { failed: `exit ${run.exit}`, detail: run.stderr.trim().split("\n").at(-1) ?? "", ms }
+const makeRelayCounter = (directory, claude) => {
+  const wrapper = join(directory, "relay-claude")
+  const starts = join(directory, "relay-starts")
+  const quoted = (path) => {
+    if (path.includes("'")) throw new CheckFailed(`a path the relay wrapper cannot quote: ${path}`)
+    return `'${path}'`
   }
-  if (printed.error === undefined) return { outcome: printed.outcome, text: printed.receipt.text, predicted: printed.predicted, ms }
-  if (printed.error.reason === "inbound_refused") {
-    return { outcome: "refused", text: printed.error.message, predicted: printed.error.predicted, relayed: false, ms }
+  writeFileSync(wrapper, `#!/bin/sh\necho "$$" >> ${quoted(starts)}\nexec ${quoted(claude)} "$@"\n`, { mode: 0o755 })
+  const count = () => {
+    try {
+      return readFileSync(starts, "utf8").split("\n").filter(Boolean).length
+    } catch {
+      return 0
+    }
   }
-  return { failed: printed.error.cause ?? printed.error.reason, detail: printed.error.message, ms }
+  return { wrapper, count }
 }
 
 const transcriptOf = (home, record) => join(home, "projects", record.cwd.replace(/[^A-Za-z0-9]/g, "-"), `${record.sessionId}.jsonl`)
@@ -65,8 +73,7 @@ const arrivals = (home, record, message) => {
   return readFileSync(file, "utf8").split("\n").filter((line) => {
     if (!line.includes(message)) return false
     try {
-      const entry = JSON.parse(line)
-      return entry.type === "user"
+      return JSON.parse(line).type === "user"
     } catch {
       return false
     }
@@ -74,49 +81,196 @@ const arrivals = (home, record, message) => {
 }
 
 /**
- * Starts the three receivers in `work`, sends to each and judges. Returns the rows (one per
- * receiver) and whether every one passed.
+ * The phases over one home. `work` is where receivers start; `runDirectory` holds the relay
+ * wrapper. Each phase prints its table and resolves to `{ rows, ok }`.
  */
-export const checkSend = async ({ claude, driver, env, home, log, work }) => {
-  const policies = ["accept", "hold", "refuse"]
-  for (const policy of policies) driver.start(`send-${policy}`, work, ["--settings", JSON.stringify({ crossSessionInbound: policy })])
-  const receivers = Object.fromEntries(await Promise.all(policies.map(async (policy) => [policy, await driver.up(`send-${policy}`)])))
-  const expected = { accept: "delivered", hold: "held", refuse: "refused" }
-  const rows = []
-  for (const policy of policies) {
-    const { record } = receivers[policy]
-    const message = `claude-peers send check ${policy} ${randomBytes(4).toString("hex")}`
-    const result = await sendWith({ claude, env, home }, record.sessionId, message)
-    // The receiver writes its transcript as it takes the message in; a held or refused one must never arrive.
-    if (policy === "accept") {
-      await waitFor(`the message in ${policy}'s transcript`, () => arrivals(home, record, message) > 0, { timeoutMs: 20_000 }).catch(() => false)
-    } else {
-      await new Promise((resolvePromise) => setTimeout(resolvePromise, 3000))
+export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDirectory, tmux, work }) => {
+  const relays = makeRelayCounter(runDirectory, claude)
+  const peersEnv = { ...env, CLAUDE_PEERS_CLAUDE_BIN: relays.wrapper }
+  const peers = (args) => runProgram(process.execPath, [commandPath, "--claude-home", home, ...args, "--json"], { env: peersEnv, timeoutMs: 120_000 })
+
+  /**
+   * One send and its judgement. `target` is the send's query (`[SESSION_ID]` or `["--name", N]`),
+   * `policyQuery` `policy`'s (the listing, `[]`, where the query has no answer there); `receivers`
+   * maps a label to the record whose transcript `expected.arrivals` counts.
+   */
+  const scenario = async ({ expected, flags = [], name, policyQuery, receivers = {}, target }) => {
+    const message = `claude-peers send check ${randomBytes(4).toString("hex")}`
+    const policyRun = await peers(["policy", ...(policyQuery ?? target)])
+    const before = relays.count()
+    const started = Date.now()
+    const send = readSendAnswer(await peers(["send", ...target, message, ...flags]))
+    const ms = Date.now() - started
+    const relaysStarted = relays.count() - before
+    const policy = readPolicyAnswer(policyRun, send.pid)
+    // A receiver writes its transcript as it takes the message in; what must not arrive gets a few seconds to show that it does not.
+    const awaited = Object.entries(expected.arrivals ?? {}).filter(([, count]) => count > 0).map(([label]) => label)
+    const shownHeld = (label) => tmux.screen(label).includes("Held") && tmux.screen(label).includes(message)
+    if (awaited.length > 0) {
+      await waitFor("the message in the transcript", () => awaited.every((label) => arrivals(home, receivers[label], message) > 0), { timeoutMs: 20_000 })
+        .catch(() => false)
+    } else if (expected.heldOnScreen !== undefined) {
+      await waitFor("the held message on the screen", () => shownHeld(expected.heldOnScreen), { timeoutMs: 15_000 }).catch(() => false)
     }
-    const arrived = arrivals(home, record, message)
-    const outcome = result.outcome ?? `failed: ${result.failed}`
-    // `policy`'s prediction must be the receipt: a send is never predicted one way and reported another.
-    const predictedRight = result.predicted?.effective === { delivered: "accept", held: "hold", refused: "refuse" }[outcome]
-    const ok = outcome === expected[policy] && arrived === (policy === "accept" ? 1 : 0) && predictedRight
-    rows.push({ policy, outcome, arrived, ms: result.ms, ok })
+    if (relaysStarted > 0) await delay(3000)
+    const seen = {
+      send,
+      policy,
+      relays: relaysStarted,
+      arrivals: Object.fromEntries(Object.keys(expected.arrivals ?? {}).map((label) => [label, arrivals(home, receivers[label], message)])),
+      heldOnScreen: expected.heldOnScreen === undefined ? {} : { [expected.heldOnScreen]: shownHeld(expected.heldOnScreen) }
+    }
+    const problems = judgeSend(expected, seen)
     log(
-      `send to ${policy}: ${outcome} in ${result.ms} ms, ${arrived} arrival(s) in its transcript: ${ok ? "ok" : "WRONG"} (${
-        (result.text ?? result.detail ?? "").slice(0, 160)
-      })`
+      `send: ${name}: ${send.answer} (exit ${send.exit}) in ${ms} ms, ${relaysStarted} relay(s), policy ${policy.answer}: ${
+        problems.length === 0 ? "ok" : `WRONG: ${problems.join("; ")}`
+      } (${send.text.slice(0, 160)})`
     )
+    return { scenario: name, ...seen, ms, problems }
   }
-  process.stdout.write(
-    `\n## send\n\n| receiver policy | outcome | arrivals in its transcript | time | judgement |\n| --- | --- | --- | --- | --- |\n${
-      rows.map((row) => `| ${row.policy} | ${row.outcome} | ${row.arrived} | ${row.ms} ms | ${row.ok ? "agrees" : "WRONG"} |`).join("\n")
-    }\n`
-  )
-  return { rows, ok: rows.every((row) => row.ok) }
+
+  const phase = async (title, scenarios) => {
+    const rows = await scenarios()
+    process.stdout.write(`\n## send: ${title}\n\n${renderSendTable(rows)}\n`)
+    return { rows, ok: rows.every((row) => row.problems.length === 0) }
+  }
+
+  /** Interactive receivers in `work`, each with a name of its own (derived names collide): label → record. */
+  const startReceivers = async (specs) => {
+    for (const { args = [], environment, label } of specs) driver.start(label, work, ["--name", label, ...args], environment)
+    const up = await Promise.all(specs.map(async ({ bypass, label }) => {
+      if (bypass === true) await driver.acceptBypassWarning(label)
+      return [label, (await driver.up(label)).record]
+    }))
+    return Object.fromEntries(up)
+  }
+
+  const policies = () =>
+    phase("the receiver's policy (--settings)", async () => {
+      const receivers = await startReceivers(
+        ["accept", "hold", "refuse"].map((policy) => ({ label: `send-${policy}`, args: ["--settings", JSON.stringify({ crossSessionInbound: policy })] }))
+      )
+      const to = (label, name, expected) =>
+        scenario({
+          name,
+          target: [receivers[label].sessionId],
+          flags: ["--allow-hold"],
+          receivers,
+          expected: { ...expected, arrivals: { [label]: expected.arrivals } }
+        })
+      return [
+        await to("send-accept", "accept", { exit: 0, answer: "delivered", relays: 1, arrivals: 1 }),
+        await to("send-hold", "hold, --allow-hold", { exit: 0, answer: "held", relays: 1, arrivals: 0, heldOnScreen: "send-hold" }),
+        await to("send-refuse", "refuse, --allow-hold", { exit: 9, answer: "refused", relays: 0, arrivals: 0 })
+      ]
+    })
+
+  const notLive = () =>
+    phase("a target that is not live", async () => {
+      const { "send-dead": dead } = await startReceivers([{ label: "send-dead" }, { label: "send-parked" }])
+      process.kill(dead.pid, "SIGKILL")
+      await waitFor("send-dead to end", () => !isRunning(dead.pid), { timeoutMs: 20_000, intervalMs: 100 })
+      if (!existsSync(registry.recordFile(dead.pid))) throw new CheckFailed("send-dead: its record went with SIGKILL, which Claude Code 2.1.332 leaves")
+      // ← at its empty prompt: the window's record keeps its own session id and gains `parkedJobId`.
+      await driver.park("send-parked")
+      const parked = registry.windowOf("send-parked")
+      if (typeof parked?.record.parkedJobId !== "string") throw new CheckFailed("send-parked: its window did not park")
+      // The dead receiver's record (its socket file is still there) staged on a live pid that started at another time.
+      const sleeper = startIdleProcess(env)
+      await waitFor("the stand-in process to run", () => processStat(sleeper) !== null)
+      const reused = { ...dead, sessionId: randomUUID(), name: "send-pid-reused" }
+      const staged = registry.stageRecord(sleeper, reused)
+      try {
+        const notLiveExpected = { exit: 3, answer: "not_live", relays: 0 }
+        return [
+          await scenario({ name: "killed with SIGKILL, by id", target: [dead.sessionId], expected: notLiveExpected }),
+          await scenario({ name: "killed with SIGKILL, by name", target: ["--name", dead.name], expected: notLiveExpected }),
+          await scenario({ name: `parked window (job ${parked.record.parkedJobId}), by id`, target: [parked.record.sessionId], expected: notLiveExpected }),
+          await scenario({ name: `record on a reused pid (${sleeper}), by id`, target: [reused.sessionId], expected: notLiveExpected })
+        ]
+      } finally {
+        rmSync(staged, { force: true })
+        process.kill(sleeper, "SIGKILL")
+      }
+    })
+
+  const sharedName = () =>
+    phase("a shared name (two --bg --name jobs)", async () => {
+      const name = `send-shared-${randomBytes(2).toString("hex")}`
+      const first = await startBackgroundJob({ claude, env, home, log, work }, "SEND-SHARED-ONE", ["--name", name])
+      const second = await startBackgroundJob({ claude, env, home, log, work }, "SEND-SHARED-TWO", ["--name", name])
+      if (first.name !== name || second.name !== name) {
+        throw new CheckFailed(`the two --bg --name ${name} jobs are named ${JSON.stringify(first.name)} and ${JSON.stringify(second.name)}`)
+      }
+      const receivers = { [`job ${first.jobId}`]: first, [`job ${second.jobId}`]: second }
+      const mismatch = { exit: 4, answer: "identity_mismatch", relays: 0 }
+      return [
+        await scenario({ name: `--name ${name}`, target: ["--name", name], expected: mismatch }),
+        await scenario({ name: `job ${first.jobId} by id`, target: [first.sessionId], expected: mismatch }),
+        await scenario({
+          name: `job ${first.jobId} by id, --allow-shared-name`,
+          target: [first.sessionId],
+          flags: ["--allow-shared-name"],
+          policyQuery: [],
+          receivers,
+          expected: { exit: 0, answer: "delivered", relays: 1, arrivals: { [`job ${first.jobId}`]: 1, [`job ${second.jobId}`]: 0 } }
+        })
+      ]
+    })
+
+  const parity = () =>
+    phase("permission-mode parity (crossSessionInbound unset)", async () => {
+      const receivers = await startReceivers([
+        {
+          label: "send-bypass",
+          args: ["--dangerously-skip-permissions"],
+          environment: process.getuid?.() === 0 ? { IS_SANDBOX: "1" } : {},
+          bypass: true
+        },
+        { label: "send-default" }
+      ])
+      const bypass = { target: [receivers["send-bypass"].sessionId], receivers }
+      return [
+        await scenario({ ...bypass, name: "bypassPermissions", expected: { exit: 10, answer: "held", relays: 0, arrivals: { "send-bypass": 0 } } }),
+        await scenario({
+          ...bypass,
+          name: "bypassPermissions, --allow-hold",
+          flags: ["--allow-hold"],
+          expected: { exit: 0, answer: "held", relays: 1, arrivals: { "send-bypass": 0 }, heldOnScreen: "send-bypass" }
+        }),
+        await scenario({
+          name: "default mode",
+          target: [receivers["send-default"].sessionId],
+          receivers,
+          expected: { exit: 0, answer: "delivered", relays: 1, arrivals: { "send-default": 1 } }
+        })
+      ]
+    })
+
+  return { policies, "not-live": notLive, "shared-name": sharedName, parity }
+}
+
+/** The send phases named (every one by default), one after another: `{ phases, ok }`. */
+export const checkSendPhases = async (context, names = sendPhaseNames) => {
+  const phases = makeSendPhases(context)
+  const results = []
+  for (const name of names) {
+    context.log(`send phase: ${name}`)
+    results.push({ name, ...(await phases[name]()) })
+  }
+  return { phases: results, ok: results.every((result) => result.ok) }
 }
 
 // Alone: its own run directory, home, mock API and tmux server, removed at the end.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const log = makeLog()
-  const run = { directory: null, marker: null, tmux: null, api: null }
+  const names = process.argv.slice(2)
+  const unknown = names.filter((name) => !sendPhaseNames.includes(name))
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown send phase ${unknown.join(", ")}; the phases: ${sendPhaseNames.join(", ")}\n`)
+    process.exit(2)
+  }
+  const run = { directory: null, marker: null, tmux: null, api: null, daemonDirectory: null }
   process.on("exit", () => {
     try {
       run.tmux?.killServer()
@@ -125,7 +279,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     }
     if (run.marker !== null) killMarked(run.marker)
     run.api?.close()
-    if (run.directory !== null) rmSync(run.directory, { recursive: true, force: true })
+    for (const directory of [run.directory, run.daemonDirectory]) {
+      if (directory !== null) rmSync(directory, { recursive: true, force: true })
+    }
   })
   for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130))
   const main = async () => {
@@ -139,6 +295,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     }
     const home = directory("home")
     const work = directory("work")
+    // The background service of the `--bg` jobs keeps its sockets under the home's hash (as check-claude.mjs says).
+    run.daemonDirectory = join("/tmp", `cc-daemon-${process.getuid()}`, createHash("sha256").update(home).digest("hex").slice(0, 8))
     run.api = await startMockApi({ backgroundShellCommand: "sleep 100000" })
     const env = claudeEnvironment({
       base: process.env,
@@ -154,7 +312,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     run.tmux = makeTmux({ socketPath: join(run.directory, "tmux.sock"), configFile: join(run.directory, "tmux.conf"), env })
     const registry = makeRegistry(home)
     const driver = makeDriver({ tmux: run.tmux, registry, claude, log })
-    const { ok } = await checkSend({ claude, driver, env, home, log, registry, work })
+    const context = { claude, driver, env, home, log, registry, runDirectory: run.directory, tmux: run.tmux, work }
+    const { ok } = await checkSendPhases(context, names.length === 0 ? sendPhaseNames : names)
     return ok ? 0 : 1
   }
   main().then((code) => process.exit(code), (error) => {

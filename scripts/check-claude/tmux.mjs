@@ -25,8 +25,25 @@ export const makeTmux = ({ configFile, env, socketPath }) => {
     return result.stdout
   }
   return {
-    /** A detached session named `name` running `argv` (executed directly, no shell) in `cwd`. */
-    newSession: (name, cwd, argv) => must(["new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", cwd, ...argv]),
+    /**
+     * A detached session named `name` running `argv` (executed directly, no shell) in `cwd`, with
+     * `environment`'s variables added to the server's.
+     */
+    newSession: (name, cwd, argv, environment = {}) =>
+      must([
+        "new-session",
+        "-d",
+        "-s",
+        name,
+        "-x",
+        "200",
+        "-y",
+        "50",
+        "-c",
+        cwd,
+        ...Object.entries(environment).flatMap(([key, value]) => ["-e", `${key}=${value}`]),
+        ...argv
+      ]),
     /** Literal text, as typed. */
     type: (name, text) => must(["send-keys", "-t", `=${name}:`, "-l", text]),
     /** Named keys: `Enter`, `Left`, `Down`, `Escape` … */

@@ -1,0 +1,116 @@
+/**
+ * The send phases' judgement, plain data in and out (tested in `test/CheckClaudeSend.test.ts`):
+ * what `claude-peers send --json` and `claude-peers policy --json` answered, read into one word
+ * each, and a scenario's expectations held against what was seen.
+ *
+ * The word is what became of the message, or why nothing was tried: `delivered`, `held` or
+ * `refused` for a receipt; a refusal before relaying by the policy counts as the receipt the policy
+ * predicted (`inbound_refused` is `refused`, `would_be_held` is `held`), since the prediction is
+ * what must equal the receipt; any other error is its reason (`not_live`, `identity_mismatch` …),
+ * with the cause of a `delivery_failed`. `policy` predicts in the same words: the outcome it gives
+ * for a sender of the relay's permission-mode class, or the reason it refuses to answer for the
+ * query, which a send must then refuse with too.
+ */
+
+/** Claude-peers' relay runs in the default permission mode, of the prompting class (README, "The relay"). */
+export const relaySenderClass = "prompting"
+
+const receiptOf = { accept: "delivered", hold: "held", refuse: "refused" }
+const refusedBeforeRelaying = { inbound_refused: "refused", would_be_held: "held" }
+
+const parsed = (stdout) => {
+  try {
+    return JSON.parse(stdout)
+  } catch {
+    return undefined
+  }
+}
+
+const lastLine = (text) => text.trim().split("\n").at(-1) ?? ""
+
+/**
+ * `claude-peers send … --json` run to its end (`{ exit, stdout, stderr }`):
+ * `{ exit, answer, refusal, predicted, pid, text }`: `refusal` the reason of a refusal by the policy
+ * before relaying (undefined otherwise), `predicted` the send's own `predicted.effective`
+ * (undefined where it made none), `pid` the session it resolved (null where none).
+ */
+export const readSendAnswer = ({ exit, stderr, stdout }) => {
+  const printed = parsed(stdout)
+  if (printed === undefined || printed === null || typeof printed !== "object") {
+    return { exit, answer: `no JSON (exit ${exit})`, predicted: undefined, pid: null, text: lastLine(stderr ?? "") }
+  }
+  const predicted = (printed.error ?? printed).predicted?.effective
+  if (printed.error === undefined) {
+    return { exit, answer: printed.outcome, predicted, pid: printed.session?.pid ?? null, text: printed.receipt?.text ?? "" }
+  }
+  const { cause, message, reason, session } = printed.error
+  const answer = refusedBeforeRelaying[reason] ?? (reason === "delivery_failed" ? `delivery_failed (${cause})` : reason)
+  const refusal = refusedBeforeRelaying[reason] === undefined ? undefined : reason
+  return { exit, answer, refusal, predicted, pid: session?.pid ?? null, text: message ?? "" }
+}
+
+/**
+ * `claude-peers policy [QUERY] --json` run to its end: `{ answer, effective }`. For the listing (no
+ * query), the entry of `pid`: `policy` takes no `--allow-shared-name`, so a session whose name
+ * another shares has its prediction only there. `effective` is the policy's outcome for the relay's
+ * class (`accept`, `hold`, `refuse`), undefined for a refusal.
+ */
+export const readPolicyAnswer = ({ exit, stdout }, pid = null) => {
+  const printed = parsed(stdout)
+  if (printed === undefined || printed === null || typeof printed !== "object") {
+    return { answer: `no JSON (exit ${exit})`, effective: undefined }
+  }
+  if (printed.error !== undefined) return { answer: printed.error.reason, effective: undefined }
+  const entry = Array.isArray(printed) ? printed.find((p) => p.pid === pid) : printed
+  if (entry === undefined) return { answer: `pid ${pid} not in the listing`, effective: undefined }
+  const effective = entry.forSender?.find((f) => f.senderMode === relaySenderClass)?.outcome ?? entry.effective
+  return { answer: receiptOf[effective] ?? `no outcome (${JSON.stringify(effective)})`, effective }
+}
+
+/**
+ * What a scenario expected against what was seen; a list of what differs, empty when it passed.
+ * `expected`: `{ exit, answer, relays, arrivals?: { label: count }, heldOnScreen?: label }`.
+ * `seen`: `{ send (readSendAnswer), policy (readPolicyAnswer), relays, arrivals: { label: count },
+ * heldOnScreen: { label: boolean } }`. Whatever the scenario, `policy`'s prediction must be the
+ * send's answer, and the send's own prediction `policy`'s.
+ */
+export const judgeSend = (expected, seen) => {
+  const problems = []
+  if (seen.send.exit !== expected.exit) problems.push(`exit ${seen.send.exit}, expected ${expected.exit}`)
+  if (seen.send.answer !== expected.answer) problems.push(`${seen.send.answer}, expected ${expected.answer}`)
+  if (seen.relays !== expected.relays) problems.push(`${seen.relays} relays started, expected ${expected.relays}`)
+  for (const [label, count] of Object.entries(expected.arrivals ?? {})) {
+    if (seen.arrivals[label] !== count) problems.push(`${seen.arrivals[label] ?? "no"} arrivals in ${label}'s transcript, expected ${count}`)
+  }
+  if (expected.heldOnScreen !== undefined && seen.heldOnScreen?.[expected.heldOnScreen] !== true) {
+    problems.push(`${expected.heldOnScreen}'s screen does not show the held message`)
+  }
+  if (seen.policy.answer !== seen.send.answer) problems.push(`policy predicts ${seen.policy.answer}, the send answered ${seen.send.answer}`)
+  if (seen.send.predicted !== undefined && seen.send.predicted !== seen.policy.effective) {
+    problems.push(`the send predicted ${seen.send.predicted}, policy ${seen.policy.effective ?? seen.policy.answer}`)
+  }
+  return problems
+}
+
+const cell = (text) => String(text).replace(/\|/g, "\\|").replace(/\n/g, " ")
+
+/** A phase's rows (`{ scenario, send, policy, relays, arrivals, ms, problems }`) as a Markdown table. */
+export const renderSendTable = (rows) =>
+  [
+    "| scenario | exit | answer | `policy` predicts | relays started | arrivals | time | judgement |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...rows.map((row) =>
+      `| ${
+        [
+          row.scenario,
+          row.send.exit,
+          row.send.refusal === undefined ? row.send.answer : `${row.send.answer} (${row.send.refusal}, not relayed)`,
+          row.policy.answer,
+          row.relays,
+          Object.entries(row.arrivals).map(([label, count]) => `${label}: ${count}`).join(", ") || "-",
+          `${row.ms} ms`,
+          row.problems.length === 0 ? "agrees" : `WRONG: ${row.problems.join("; ")}`
+        ].map(cell).join(" | ")
+      } |`
+    )
+  ].join("\n")

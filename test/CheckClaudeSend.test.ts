@@ -1,0 +1,175 @@
+/**
+ * The send phases of `npm run check:claude` judge plain data: what `claude-peers send --json` and
+ * `claude-peers policy --json` printed, read into one word each, and a scenario's expectations held
+ * against what was seen. Tested here without Claude Code, on outputs in the shapes the command prints.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+
+type Json = Record<string, unknown>
+interface Run {
+  readonly exit: number
+  readonly stdout: string
+  readonly stderr?: string
+}
+interface SendAnswer {
+  readonly exit: number
+  readonly answer: string
+  readonly refusal: string | undefined
+  readonly predicted: string | undefined
+  readonly pid: number | null
+  readonly text: string
+}
+interface PolicyAnswer {
+  readonly answer: string
+  readonly effective: string | undefined
+}
+interface Expected {
+  readonly exit: number
+  readonly answer: string
+  readonly relays: number
+  readonly arrivals?: Record<string, number>
+  readonly heldOnScreen?: string
+}
+interface Seen {
+  readonly send: SendAnswer
+  readonly policy: PolicyAnswer
+  readonly relays: number
+  readonly arrivals: Record<string, number>
+  readonly heldOnScreen?: Record<string, boolean>
+}
+
+const root = join(import.meta.dirname, "..")
+const { judgeSend, readPolicyAnswer, readSendAnswer, renderSendTable } = (await import(
+  pathToFileURL(join(root, "scripts/check-claude/send-judgement.mjs")).href
+)) as {
+  judgeSend: (expected: Expected, seen: Seen) => ReadonlyArray<string>
+  readPolicyAnswer: (run: Run, pid?: number | null) => PolicyAnswer
+  readSendAnswer: (run: Run) => SendAnswer
+  renderSendTable: (rows: ReadonlyArray<Json>) => string
+}
+
+const printed = (exit: number, value: unknown): Run => ({ exit, stdout: `${JSON.stringify(value)}\n`, stderr: "" })
+const session = { pid: 4242, sessionId: "aa0f6eae-1841-417f-963a-88082a735a98", name: "api" }
+const predicted = (effective: string | null) => ({ effective, decidedBy: "default", certainty: "certain" })
+const result = (outcome: string, effective: string) =>
+  printed(0, { outcome, receipt: { outcome, text: `${outcome} text` }, predicted: predicted(effective), session, mismatch: null })
+const failure = (exit: number, error: Json) => printed(exit, { error: { message: `${String(error.reason)} message`, ...error } })
+const policyOf = (pid: number, prompting: string | null, effective: string | null = prompting): Json => ({
+  pid,
+  effective,
+  forSender: [{ senderMode: "bypass", outcome: "hold", certainty: "certain" }, { senderMode: "prompting", outcome: prompting, certainty: "certain" }]
+})
+
+describe("reading a send's answer", () => {
+  it("is the receipt's outcome, its prediction and the session resolved", () => {
+    expect(readSendAnswer(result("held", "hold"))).toEqual({
+      exit: 0,
+      answer: "held",
+      refusal: undefined,
+      predicted: "hold",
+      pid: 4242,
+      text: "held text"
+    })
+  })
+
+  it("counts a refusal by the policy as the receipt it predicts, and says it was not relayed", () => {
+    const refused = readSendAnswer(failure(9, { reason: "inbound_refused", session, predicted: predicted("refuse") }))
+    expect([refused.answer, refused.refusal, refused.predicted, refused.pid]).toEqual(["refused", "inbound_refused", "refuse", 4242])
+    const held = readSendAnswer(failure(10, { reason: "would_be_held", session, predicted: predicted("hold") }))
+    expect([held.answer, held.refusal]).toEqual(["held", "would_be_held"])
+  })
+
+  it("is the reason of any other refusal, and a failed delivery's cause", () => {
+    const notLive = readSendAnswer(failure(3, { reason: "not_live", reasons: [] }))
+    expect([notLive.answer, notLive.refusal, notLive.predicted, notLive.pid]).toEqual(["not_live", undefined, undefined, null])
+    const failed = readSendAnswer(failure(11, { reason: "delivery_failed", cause: "timed_out", session, predicted: predicted("accept") }))
+    expect(failed.answer).toBe("delivery_failed (timed_out)")
+  })
+
+  it("says so when the command printed no JSON", () => {
+    expect(readSendAnswer({ exit: 1, stdout: "", stderr: "boom\nlast line\n" })).toMatchObject({ answer: "no JSON (exit 1)", text: "last line" })
+  })
+})
+
+describe("reading policy's prediction", () => {
+  it("is the outcome for the relay's prompting class, in the receipt's words", () => {
+    expect(readPolicyAnswer(printed(0, policyOf(1, "accept")))).toEqual({ answer: "delivered", effective: "accept" })
+    // Nothing set: effective null, the permission-mode classes decide.
+    expect(readPolicyAnswer(printed(0, policyOf(1, "hold", null)))).toEqual({ answer: "held", effective: "hold" })
+    expect(readPolicyAnswer(printed(0, policyOf(1, "refuse")))).toEqual({ answer: "refused", effective: "refuse" })
+  })
+
+  it("is the refusal's reason when policy refuses the query", () => {
+    expect(readPolicyAnswer(failure(4, { reason: "identity_mismatch" }))).toEqual({ answer: "identity_mismatch", effective: undefined })
+  })
+
+  it("takes the session's entry from the listing", () => {
+    const listing = printed(0, [policyOf(1, "hold"), policyOf(2, "accept")])
+    expect(readPolicyAnswer(listing, 2)).toEqual({ answer: "delivered", effective: "accept" })
+    expect(readPolicyAnswer(listing, 3).answer).toBe("pid 3 not in the listing")
+  })
+})
+
+describe("judging a send scenario", () => {
+  const delivered: Seen = {
+    send: readSendAnswer(result("delivered", "accept")),
+    policy: { answer: "delivered", effective: "accept" },
+    relays: 1,
+    arrivals: { mine: 1, other: 0 }
+  }
+  const expected: Expected = { exit: 0, answer: "delivered", relays: 1, arrivals: { mine: 1, other: 0 } }
+
+  it("passes what was expected", () => {
+    expect(judgeSend(expected, delivered)).toEqual([])
+  })
+
+  it("fails a message in the other session, or twice in the one meant", () => {
+    expect(judgeSend(expected, { ...delivered, arrivals: { mine: 1, other: 1 } })).toEqual(["1 arrivals in other's transcript, expected 0"])
+    expect(judgeSend(expected, { ...delivered, arrivals: { mine: 2, other: 0 } })).toHaveLength(1)
+  })
+
+  it("fails a relay started for a target that is not live", () => {
+    const notLive: Seen = {
+      send: readSendAnswer(failure(3, { reason: "not_live" })),
+      policy: { answer: "not_live", effective: undefined },
+      relays: 1,
+      arrivals: {}
+    }
+    expect(judgeSend({ exit: 3, answer: "not_live", relays: 0 }, notLive)).toEqual(["1 relays started, expected 0"])
+  })
+
+  it("fails a receipt that policy did not predict, even one the scenario expected", () => {
+    const problems = judgeSend(expected, { ...delivered, policy: { answer: "held", effective: "hold" } })
+    expect(problems).toEqual(["policy predicts held, the send answered delivered", "the send predicted accept, policy hold"])
+  })
+
+  it("fails a send that refuses otherwise than policy", () => {
+    const seen: Seen = {
+      send: readSendAnswer(failure(4, { reason: "identity_mismatch" })),
+      policy: { answer: "not_live", effective: undefined },
+      relays: 0,
+      arrivals: {}
+    }
+    expect(judgeSend({ exit: 4, answer: "identity_mismatch", relays: 0 }, seen)).toEqual(["policy predicts not_live, the send answered identity_mismatch"])
+  })
+
+  it("fails a held message that the receiver does not show", () => {
+    const held: Seen = { send: readSendAnswer(result("held", "hold")), policy: { answer: "held", effective: "hold" }, relays: 1, arrivals: {} }
+    const expectHeld: Expected = { exit: 0, answer: "held", relays: 1, heldOnScreen: "r" }
+    expect(judgeSend(expectHeld, { ...held, heldOnScreen: { r: true } })).toEqual([])
+    expect(judgeSend(expectHeld, { ...held, heldOnScreen: { r: false } })).toEqual(["r's screen does not show the held message"])
+  })
+
+  it("renders a row per scenario, its problems in the judgement", () => {
+    const table = renderSendTable([
+      { scenario: "a | b", ...delivered, ms: 12, problems: [] },
+      { scenario: "c", ...delivered, send: readSendAnswer(failure(9, { reason: "inbound_refused" })), ms: 3, problems: ["x"] }
+    ]).split("\n")
+    expect(table).toHaveLength(4)
+    expect(table[2]).toBe("| a \\| b | 0 | delivered | delivered | 1 | mine: 1, other: 0 | 12 ms | agrees |")
+    expect(table[3]).toContain("| refused (inbound_refused, not relayed) |")
+    expect(table[3]).toContain("| WRONG: x |")
+  })
+})
