@@ -13,7 +13,7 @@ import { type AddressScope, withAddresses } from "../domain/Address.js"
 import { describeValue, maxRecordBytes, parseRecordJson, pidOfFileName, readRecord, type RecordReading, sameStartTime } from "../domain/Record.js"
 import type { Session } from "../domain/Session.js"
 import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
-import type { BoundedRead, Files } from "./Files.js"
+import type { BoundedRead, DirectoryEntry, Files } from "./Files.js"
 import type { Liveness, ProcessProbe } from "./ProcessProbe.js"
 import { inBatches, turnAfter } from "./ScanBatches.js"
 import * as Timing from "./Timing.js"
@@ -84,7 +84,8 @@ interface Judged {
   readonly pending: Array<Pending>
 }
 
-const byFile = (a: RegistryEntry, b: RegistryEntry) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)
+/** Entries by name: every file of a scan is in one directory, so its entries are then sorted by file. */
+const byName = (a: DirectoryEntry, b: DirectoryEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
 /** `f` on each of `items`, one at a time (a fiber per file would cost more than its read), in batches. */
 const eachInBatches = <A, B>(items: ReadonlyArray<A>, f: (item: A) => Effect.Effect<B>): Effect.Effect<Array<B>> =>
@@ -259,7 +260,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
     Effect.gen(function*() {
       // A missing registry directory is an empty registry: no session has started yet.
       const listing = Option.getOrElse(yield* files.readDirectoryIfExists(directory), () => [])
-      const records = listing.filter((entry) => entry.name.endsWith(".json"))
+      // Sorted here, by the short names, so that the entries come out in file order.
+      const records = listing.filter((entry) => entry.name.endsWith(".json")).sort(byName)
       const filePids = records.map((entry) => Option.getOrNull(pidOfFileName(entry.name)))
       yield* turnAfter(records.length)
       // One pass, not one per batch: the Node probe lists /proc once for a large pass.
@@ -285,8 +287,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
         const index = live[i]!.index
         entries[index] = { ...entries[index]!, verdict: { _tag: "live", session } }
       })
-      yield* turnAfter(entries.length)
-      return entries.sort(byFile)
+      return entries
     })
 
   return scan
