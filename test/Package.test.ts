@@ -9,7 +9,7 @@
  * cache lacks. Nothing here is timed: the install's duration is printed, for the record.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { execFileSync, spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -25,19 +25,29 @@ const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "ut
 }
 const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc")
 
-const run = (command: string, args: ReadonlyArray<string>, options: { readonly cwd: string; readonly env?: NodeJS.ProcessEnv }) => {
-  const result = spawnSync(command, args, {
-    cwd: options.cwd,
-    encoding: "utf8",
-    env: { ...process.env, ...options.env },
-    timeout: 240_000
+/**
+ * Runs a program to its end without blocking the worker: an install or a compile here can take
+ * longer than vitest's 60 s for an answer from the main process, which a blocked worker never reads.
+ */
+const run = (command: string, args: ReadonlyArray<string>, options: { readonly cwd: string; readonly env?: NodeJS.ProcessEnv }) =>
+  new Promise<{ readonly status: number | null; readonly stdout: string; readonly stderr: string }>((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 240_000
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.on("error", reject)
+    child.on("close", (status) => resolve({ status, stdout, stderr }))
   })
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
-}
 
 const sleeper = startSleeper()
 
-beforeAll(() => {
+beforeAll(async () => {
   fs.mkdirSync(path.join(claudeHome, "sessions"), { recursive: true })
   fs.writeFileSync(
     path.join(claudeHome, "sessions", `${sleeper.pid}.json`),
@@ -45,8 +55,9 @@ beforeAll(() => {
   )
   fs.mkdirSync(consumer)
   // `npm test` built `dist/` before the tests ran: pack it as it is.
-  const packed = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", scratch], { cwd: root, encoding: "utf8" })
-    .trim().split("\n").pop()!
+  const pack = await run("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", scratch], { cwd: root })
+  if (pack.status !== 0) throw new Error(`npm pack failed:\n${pack.stdout}\n${pack.stderr}`)
+  const packed = pack.stdout.trim().split("\n").pop()!
   fs.cpSync(path.join(root, "examples"), consumer, { recursive: true, filter: (p) => !p.includes(`${path.sep}dist`) })
   fs.writeFileSync(
     path.join(consumer, "package.json"),
@@ -69,7 +80,7 @@ beforeAll(() => {
     })
   )
   const started = Date.now()
-  const install = run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: consumer })
+  const install = await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: consumer })
   console.info(`npm install of the packed package and its peers: ${((Date.now() - started) / 1000).toFixed(1)} s`)
   if (install.status !== 0) throw new Error(`npm install failed:\n${install.stdout}\n${install.stderr}`)
 }, 300_000)
@@ -80,8 +91,8 @@ afterAll(async () => {
 })
 
 describe("the packed package in a consumer project", { timeout: 240_000 }, () => {
-  it("installs with exactly one copy of effect, and without the command's own dependencies", () => {
-    const tree = JSON.parse(run("npm", ["ls", "effect", "--all", "--json"], { cwd: consumer }).stdout) as unknown
+  it("installs with exactly one copy of effect, and without the command's own dependencies", async () => {
+    const tree = JSON.parse((await run("npm", ["ls", "effect", "--all", "--json"], { cwd: consumer })).stdout) as unknown
     const versions = new Set<string>()
     const walk = (node: unknown, name = "") => {
       if (typeof node !== "object" || node === null) return
@@ -127,39 +138,39 @@ describe("the packed package in a consumer project", { timeout: 240_000 }, () =>
     expect(runners(path.join("testing", "conformance.js"))).toEqual(["@effect/vitest"])
   })
 
-  it("the examples typecheck against the installed package's types", () => {
-    const result = run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: consumer })
+  it("the examples typecheck against the installed package's types", async () => {
+    const result = await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: consumer })
     expect(result.stdout + result.stderr).toBe("")
     expect(result.status).toBe(0)
   })
 
-  it("the embedding examples run on a Claude home", () => {
+  it("the embedding examples run on a Claude home", async () => {
     const env = { CLAUDE_CONFIG_DIR: claudeHome, HOME: scratch }
     const node = (script: string, ...args: Array<string>) => run(process.execPath, [path.join("dist", script), ...args], { cwd: consumer, env })
 
-    const listed = node("list-sessions.js")
+    const listed = await node("list-sessions.js")
     expect(listed.status, listed.stderr).toBe(0)
     expect(listed.stdout).toBe(`${sleeper.pid} example idle → example\n1 live session(s)\n`)
 
-    const resolved = node("resolve-session.js", "example-session")
+    const resolved = await node("resolve-session.js", "example-session")
     expect(resolved).toMatchObject({ status: 0, stdout: `deliver to example (pid ${sleeper.pid})\n` })
-    expect(node("resolve-session.js", "nobody").stdout).toBe("not live: no file carries it\n")
+    expect((await node("resolve-session.js", "nobody")).stdout).toBe("not live: no file carries it\n")
 
-    const settings = node("settings.js")
+    const settings = await node("settings.js")
     expect(settings.status, settings.stderr).toBe(0)
     expect(JSON.parse(settings.stdout)).toMatchObject({ before: null, after: "hold" })
     expect(fs.readFileSync(path.join(claudeHome, "settings.json"), "utf8")).toBe("{\n  \"crossSessionInbound\": \"hold\"\n}\n")
 
-    const followed = node("follow-watch.js", "1")
+    const followed = await node("follow-watch.js", "1")
     expect(followed).toMatchObject({ status: 0, stdout: `appeared ${sleeper.pid} example\n` })
 
-    const mounted = node("mount-command.js", "claude-peers", "--claude-home", claudeHome, "resolve", "nobody", "--json")
+    const mounted = await node("mount-command.js", "claude-peers", "--claude-home", claudeHome, "resolve", "nobody", "--json")
     expect(mounted.status).toBe(3)
     expect(JSON.parse(mounted.stdout)).toMatchObject({ error: { reason: "not_live" } })
   })
 
-  it("the testing example's own tests pass with @effect/vitest", () => {
-    const result = run(process.execPath, [path.join(consumer, "node_modules", "vitest", "vitest.mjs"), "run", "testing", "--exclude", "dist/**"], {
+  it("the testing example's own tests pass with @effect/vitest", async () => {
+    const result = await run(process.execPath, [path.join(consumer, "node_modules", "vitest", "vitest.mjs"), "run", "testing", "--exclude", "dist/**"], {
       cwd: consumer
     })
     expect(result.status, result.stdout + result.stderr).toBe(0)
