@@ -132,20 +132,26 @@ const readAtMostSync = (fd: number, sizeHint: number, maxBytes: number): Bounded
  */
 const entriesPerTurn = 2048
 
-/** The rest of an open directory's entries, with a turn of the event loop every `entriesPerTurn`. */
+const byName = (a: DirectoryEntry, b: DirectoryEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+/**
+ * The rest of an open directory's entries, with a turn of the event loop every `entriesPerTurn`;
+ * sorted by name, as `readdirSync` gives them. A name renamed over while the listing runs may be
+ * read twice (some file systems return it again at its new place): it is listed once.
+ */
 const entriesOf = (path: string, directory: NFS.Dir): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> => {
-  const entries: Array<DirectoryEntry> = []
+  const entries = new Map<string, DirectoryEntry>()
   const readSome = attemptSync("readDirectory", path, () => {
     for (let n = 0; n < entriesPerTurn; n++) {
       const entry = directory.readSync()
       if (entry === null) return true
-      entries.push({ name: entry.name, type: typeOf(entry) })
+      entries.set(entry.name, { name: entry.name, type: typeOf(entry) })
     }
     return false
   })
   const rest: Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> = Effect.flatMap(
     readSome,
-    (done) => done ? Effect.succeed(entries) : Effect.zipRight(turnEventLoop, Effect.suspend(() => rest))
+    (done) => done ? Effect.sync(() => [...entries.values()].sort(byName)) : Effect.zipRight(turnEventLoop, Effect.suspend(() => rest))
   )
   return rest
 }

@@ -281,8 +281,11 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       yield* inBatches(candidates, (batch, start) => Effect.sync(() => judgeReadings(judged, batch, start, readings, liveness, here, owners)))
       const { entries, pending } = judged
 
-      // Processes are consulted only for records that passed every other check, once per pid.
-      const live = (yield* inBatches(pending, (batch) => judgeProcesses(entries, batch, liveness, owners))).flat()
+      // Processes are consulted only for records that passed every other check and whose pid the
+      // liveness pass found (the rest stay dead), once per pid, in one call: a platform's probe may
+      // start a process per call.
+      const alive = (yield* inBatches(pending, (batch) => Effect.sync(() => batch.filter((p) => liveness.isAlive(p.session.pid))))).flat()
+      const live = yield* judgeProcesses(entries, alive, liveness, owners)
       withAddresses(live.map((l) => l.session), scope).forEach((session, i) => {
         const index = live[i]!.index
         entries[index] = { ...entries[index]!, verdict: { _tag: "live", session } }
