@@ -158,8 +158,9 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
     })
 
   /**
-   * Verdicts that need no process but the window's own liveness, and the records left to check: the
-   * ones whose every other check passed, each judged `dead` until its process answers. Judges
+   * Verdicts that need no process but the liveness pass's, and the records left to check: the ones
+   * whose every other check passed and whose pid the pass found, each judged `dead` until its
+   * process answers. Judges
    * `candidates[start…]` into `entries` and `pending`, which hold the verdicts of those before.
    */
   const judgeReadings = (
@@ -193,7 +194,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       if (record.pidDomain !== null && Option.isSome(here) && record.pidDomain !== here.value) {
         return void entries.push({ ...identity, verdict: { _tag: "other_pid_domain", pidDomain: describeValue(record.pidDomain), here: here.value } })
       }
-      pending.push({ index: entries.length, session, procStart: record.procStart, owner })
+      // A pid the liveness pass found dead is dead whatever its process would say: nothing to ask.
+      if (liveness.isAlive(session.pid)) pending.push({ index: entries.length, session, procStart: record.procStart, owner })
       entries.push({ ...identity, verdict: { _tag: "dead" } })
     })
   }
@@ -282,10 +284,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       const { entries, pending } = judged
 
       // Processes are consulted only for records that passed every other check and whose pid the
-      // liveness pass found (the rest stay dead), once per pid, in one call: a platform's probe may
-      // start a process per call.
-      const alive = (yield* inBatches(pending, (batch) => Effect.sync(() => batch.filter((p) => liveness.isAlive(p.session.pid))))).flat()
-      const live = yield* judgeProcesses(entries, alive, liveness, owners)
+      // liveness pass found, once per pid, in one call: a platform's probe may start a process per call.
+      const live = yield* judgeProcesses(entries, pending, liveness, owners)
       withAddresses(live.map((l) => l.session), scope).forEach((session, i) => {
         const index = live[i]!.index
         entries[index] = { ...entries[index]!, verdict: { _tag: "live", session } }
