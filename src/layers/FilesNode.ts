@@ -165,26 +165,35 @@ const closeDirectory = (directory: NFS.Dir) =>
     }
   })
 
+/**
+ * A directory this small is listed in one call: its size grows with its entries on every Linux and
+ * macOS file system (blocks on ext4, bytes per name on btrfs and tmpfs), and a few thousand entries
+ * are one short copy.
+ */
+const listedAtOnceUpTo = 64 * 1024
+
+/** The listing of `path`, whose size `stat` gave: at once when small, else through `opendir`. */
+const listing = (path: string, size: number): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> =>
+  size <= listedAtOnceUpTo
+    ? attemptSync(
+      "readDirectory",
+      path,
+      () => NFS.readdirSync(path, { withFileTypes: true }).map((entry) => ({ name: entry.name, type: typeOf(entry) }))
+    )
+    : Effect.acquireUseRelease(
+      attemptSync("readDirectory", path, () => NFS.opendirSync(path, { bufferSize: 1024 })),
+      (directory) => entriesOf(path, directory),
+      closeDirectory
+    )
+
 const readDirectoryIfExists = (path: string): Effect.Effect<Option.Option<ReadonlyArray<DirectoryEntry>>, PlatformError> =>
-  Effect.acquireUseRelease(
-    attemptSync("readDirectory", path, () => {
-      try {
-        return Option.some(NFS.opendirSync(path, { bufferSize: 1024 }))
-      } catch (error) {
-        if (errnoOf(error) === "ENOENT") return Option.none()
-        throw error
-      }
-    }),
-    (directory) => Option.isNone(directory) ? Effect.succeedNone : Effect.map(entriesOf(path, directory.value), Option.some),
-    (directory) => Option.isNone(directory) ? Effect.void : closeDirectory(directory.value)
+  Effect.flatMap(
+    attemptSync("readDirectory", path, () => NFS.statSync(path, { throwIfNoEntry: false })),
+    (info) => info === undefined ? Effect.succeedNone : Effect.map(listing(path, info.size), Option.some)
   )
 
 const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> =>
-  Effect.acquireUseRelease(
-    attemptSync("readDirectory", path, () => NFS.opendirSync(path, { bufferSize: 1024 })),
-    (directory) => entriesOf(path, directory),
-    closeDirectory
-  )
+  Effect.flatMap(attemptSync("readDirectory", path, () => NFS.statSync(path)), (info) => listing(path, info.size))
 
 const stat = (path: string) => attemptSync("stat", path, () => infoOf(NFS.statSync(path)))
 
