@@ -14,6 +14,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { recordText, startTimeOf } from "./records.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, "..")
@@ -31,28 +32,7 @@ const timed = (argv, env) => {
   return { ms, stdout: result.stdout }
 }
 
-const startTimeOf = (pid) => {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
-  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]
-}
-
-const record = (pid, home, i) =>
-  JSON.stringify({
-    pid,
-    sessionId: `00000000-0000-4000-8000-${String(pid).padStart(12, "0")}`,
-    cwd: `/home/user/work-${i}`,
-    startedAt: 1796007021392,
-    version: "2.1.332",
-    kind: "interactive",
-    entrypoint: "cli",
-    messagingSocketPath: `/tmp/cc-socks/${pid}.sock`,
-    name: `work-${pid}`,
-    nameSource: "derived",
-    status: "idle",
-    updatedAt: 1796007033251,
-    statusUpdatedAt: 1796007033251,
-    procStart: startTimeOf(pid)
-  })
+const record = (pid, i) => recordText(pid, { cwd: `/home/user/work-${i}`, status: "idle", procStart: startTimeOf(pid) })
 
 export const benchHomes = async ({ bin = path.join(root, "bin", "claude-peers.js"), env, log = console.log, rounds = 30 } = {}) => {
   const directory = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "cp-bench-homes-")))
@@ -68,8 +48,8 @@ export const benchHomes = async ({ bin = path.join(root, "bin", "claude-peers.js
         children.push(child)
         const pid = child.pid
         while (!fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").startsWith("claude\0")) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2)
-        fs.writeFileSync(path.join(home, "sessions", `${pid}.json`), record(pid, home, i))
-        fs.writeFileSync(path.join(single, "sessions", `${pid}.json`), record(pid, single, h * 20 + i))
+        fs.writeFileSync(path.join(home, "sessions", `${pid}.json`), record(pid, i))
+        fs.writeFileSync(path.join(single, "sessions", `${pid}.json`), record(pid, h * 20 + i))
       }
     }
     const callerHome = path.join(directory, "caller")

@@ -42,6 +42,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { benchHomes } from "./homes.mjs"
+import { recordText, sessionIdOf, startTimeOf } from "./records.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, "..")
@@ -176,23 +177,6 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
   })
 }
 
-const startTimeOf = (pid) => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
-    return stat.slice(stat.lastIndexOf(")") + 1).trim().split(/\s+/)[19]
-  } catch {
-    return undefined
-  }
-}
-
-const pidDomain = (() => {
-  try {
-    return `linux:${fs.readFileSync("/etc/machine-id", "utf8").trim()}:${fs.readlinkSync("/proc/self/ns/pid")}`
-  } catch {
-    return undefined
-  }
-})()
-
 const isAlive = (pid) => {
   try {
     process.kill(pid, 0)
@@ -200,36 +184,6 @@ const isAlive = (pid) => {
   } catch (error) {
     return error.code !== "ESRCH"
   }
-}
-
-const sessionIdOf = (pid) => `00000000-0000-4000-8000-${String(pid).padStart(12, "0")}`
-
-/** A record shaped like the ones Claude Code 2.1.332 writes (see test/fixtures/real-records). */
-const recordText = (pid, fields = {}) => {
-  const record = {
-    pid,
-    sessionId: sessionIdOf(pid),
-    cwd: `/home/user/work/project-${pid % 97}`,
-    startedAt: 1796007021392,
-    procStart: "1",
-    version: "2.1.332",
-    peerProtocol: 1,
-    peerFeatures: ["notify_idle", "reply_across_default_dirs", "artifact_yield"],
-    kind: "interactive",
-    entrypoint: "cli",
-    ...(pidDomain === undefined ? {} : { pidDomain }),
-    messagingSocketPath: `/tmp/cc-socks/${pid}.sock`,
-    name: `work-${pid}`,
-    nameSource: "derived",
-    status: ["idle", "busy", "waiting", "shell"][pid % 4],
-    updatedAt: 1796007033251,
-    statusUpdatedAt: 1796007033251
-  }
-  for (const [key, value] of Object.entries(fields)) {
-    if (value === undefined) delete record[key]
-    else record[key] = value
-  }
-  return JSON.stringify(record)
 }
 
 /**
