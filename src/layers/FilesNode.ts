@@ -162,6 +162,9 @@ const closeDirectory = (directory: NFS.Dir) =>
 const readDirectoryIfExists = (path: string): Effect.Effect<Option.Option<ReadonlyArray<DirectoryEntry>>, PlatformError> =>
   Effect.acquireUseRelease(
     attemptSync("readDirectory", path, () => {
+      // Asked first, so that an absent directory (a machine without managed settings) is an answer:
+      // `opendirSync` would build an error with its stack for it, to be caught here.
+      if (NFS.statSync(path, { throwIfNoEntry: false }) === undefined) return Option.none()
       try {
         return Option.some(NFS.opendirSync(path, { bufferSize: 1024 }))
       } catch (error) {

@@ -117,7 +117,7 @@ const projectFacts = (
     const files = projectSettingsFiles({
       folder,
       projectConfigRoot: configRoot === null ? null : path.resolve(folder, configRoot),
-      gitRoot: yield* gitRootOf(reader.files, folder),
+      gitRoot: yield* gitRootOf(reader, folder),
       homeFolder: environ?.get("HOME") ?? "",
       // Claude Code keeps the local file in the session's folder when the repository's root is
       // another user's; this reader cannot see owners, and takes the root as the session user's.
