@@ -178,13 +178,23 @@ const layerOf = (origin: KillSwitchOrigin, outcomes: ReadonlyArray<FileOutcome>)
   return layer
 }
 
-/** `.claude.json` is not a settings file, but its `env` reaches the environment all the same. */
+/**
+ * `.claude.json` is not a settings file, but its `env` reaches the environment all the same. It is
+ * often large, and one read is shared by the sessions of a pass: parsed once per read.
+ */
 const globalConfigFileLayer = (read: FileRead): KillSwitchLayer => {
   if (read._tag === "Failed") return { origin: "globalConfig", _tag: "Unreadable" }
-  const parsed = read._tag === "Bytes" ? parseSettingsText(decodeSettingsText(read.bytes)) : null
-  const value = parsed?._tag === "Document" ? killSwitchInSettings(parsed.document) : undefined
-  return value === undefined ? { origin: "globalConfig", _tag: "NotSet" } : { origin: "globalConfig", _tag: "Set", value }
+  if (read._tag !== "Bytes") return { origin: "globalConfig", _tag: "NotSet" }
+  const known = globalConfigLayers.get(read)
+  if (known !== undefined) return known
+  const parsed = parseSettingsText(decodeSettingsText(read.bytes))
+  const value = parsed._tag === "Document" ? killSwitchInSettings(parsed.document) : undefined
+  const layer: KillSwitchLayer = value === undefined ? { origin: "globalConfig", _tag: "NotSet" } : { origin: "globalConfig", _tag: "Set", value }
+  globalConfigLayers.set(read, layer)
+  return layer
 }
+
+const globalConfigLayers = new WeakMap<FileRead, KillSwitchLayer>()
 
 const sameLayer = (a: KillSwitchLayer, b: KillSwitchLayer): boolean => a._tag === b._tag && (a._tag !== "Set" || (b._tag === "Set" && a.value === b.value))
 
