@@ -97,7 +97,8 @@ const globalConfigCandidates = (
     const folders = environ === null
       ? [home.root, path.dirname(home.root)]
       : [configDir !== undefined && configDir !== "" ? configDir : environ.get("HOME") || path.dirname(home.root)]
-    const candidates = yield* Effect.forEach(folders, (folder) => reader.fact(path.join(folder, name)))
+    const candidates: Array<FileFact> = []
+    for (const folder of folders) candidates.push(yield* reader.fact(path.join(folder, name)))
     const legacy = yield* reader.fact(path.join(home.root, ".config.json"))
     return legacy.read._tag === "Missing" ? candidates : [...candidates, legacy]
   })
@@ -123,10 +124,10 @@ const projectFacts = (
       // another user's; this reader cannot see owners, and takes the root as the session user's.
       gitRootOwnedByUser: true
     })
-    return {
-      project: yield* reader.fact(files.projectSettings),
-      local: yield* Effect.forEach(files.localSettings, reader.fact)
-    }
+    const project = yield* reader.fact(files.projectSettings)
+    const local: Array<FileFact> = []
+    for (const file of files.localSettings) local.push(yield* reader.fact(file))
+    return { project, local }
   })
 
 /** The job state's `respawnFlags`: a list of strings, or why it is not one. */

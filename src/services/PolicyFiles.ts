@@ -50,8 +50,10 @@ export interface FileReader {
 
 export const makeFileReader = (files: Files): FileReader => {
   const known = new Map<string, unknown>()
+  // Looked up when the effect is made, which is when a pass runs it: an answer already known costs
+  // one `succeed`, since a pass asks the same questions for every session.
   const once = <A>(key: string, make: () => Effect.Effect<A>): Effect.Effect<A> =>
-    Effect.suspend(() => known.has(key) ? Effect.succeed(known.get(key) as A) : Effect.tap(make(), (value) => Effect.sync(() => known.set(key, value))))
+    known.has(key) ? Effect.succeed(known.get(key) as A) : Effect.tap(make(), (value) => Effect.sync(() => known.set(key, value)))
   const readUncached = (file: string, maxBytes: number): Effect.Effect<FileRead> =>
     Effect.gen(function*() {
       // A missing file is the common answer (most sessions have no local or managed files): asked
@@ -72,7 +74,11 @@ export const makeFileReader = (files: Files): FileReader => {
       }
     }).pipe(Effect.catchAll((error) => Effect.succeed<FileRead>(isNotFound(error) ? { _tag: "Missing" } : failed(error))))
   const read = (file: string): Effect.Effect<FileRead> => once(`read:${file}`, () => readUncached(file, settingsFileMaxBytes))
-  return { read, fact: (file) => Effect.map(read(file), (read) => ({ path: file, read })), once, files }
+  const fact = (file: string): Effect.Effect<FileFact> => {
+    const done = known.get(`read:${file}`) as FileRead | undefined
+    return done === undefined ? Effect.map(read(file), (read) => ({ path: file, read })) : Effect.succeed({ path: file, read: done })
+  }
+  return { read, fact, once, files }
 }
 
 /** The text of a small file, or null when it is missing, not a file or unreadable. */
