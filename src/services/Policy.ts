@@ -55,6 +55,7 @@ export const Policy = Context.GenericTag<Policy>("claude-peers/Policy")
 const resolveAttempts = 3
 
 const same = (a: Session, b: Session): boolean => a.pid === b.pid && a.sessionId === b.sessionId
+const sameKey = (s: Session): string => `${s.pid}\0${s.sessionId}`
 
 const notRead = (fileOrNull: string | null, reason: string): FileFact => ({ path: fileOrNull, read: { _tag: "Failed", reason } })
 
@@ -215,8 +216,11 @@ export const make = Effect.gen(function*() {
     const evidence = yield* Effect.forEach(sessions, evidenceOf)
     const still = yield* registry.list
     const reader = makeFileReader(files)
+    // The first of the second read that is the same session (pid and session id), found by key.
+    const stillByKey = new Map<string, Session>()
+    for (const s of still) if (!stillByKey.has(sameKey(s))) stillByKey.set(sameKey(s), s)
     const kept = sessions.flatMap((session, i) => {
-      const now = still.find((s) => same(s, session))
+      const now = stillByKey.get(sameKey(session))
       return now === undefined ? [] : [{ session: now, evidence: evidence[i]! }]
     })
     return yield* Effect.forEach(kept, ({ evidence, session }) => policyOf(reader, session, evidence))

@@ -21,7 +21,7 @@ import type { Observed } from "../domain/Observed.js"
 import type { FileFact } from "../domain/PolicyEvidence.js"
 import { canonicalGitRoot, type GitEntry, linkedGitDir } from "../domain/ProjectSettings.js"
 import type { ClaudeHome } from "./ClaudeHome.js"
-import type { Files } from "./Files.js"
+import type { BoundedRead, Files } from "./Files.js"
 import type { MountNamespace } from "./ProcessProbe.js"
 
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
@@ -30,6 +30,20 @@ const failed = (error: PlatformError): FileRead =>
   error._tag === "SystemError" && error.reason === "PermissionDenied"
     ? { _tag: "Failed", reason: "permission denied" }
     : { _tag: "Failed", reason: error.message }
+
+const missing: Effect.Effect<FileRead> = Effect.succeed({ _tag: "Missing" })
+const notAFile: Effect.Effect<FileRead> = Effect.succeed({ _tag: "NotAFile" })
+
+const fileReadOf = (outcome: BoundedRead): FileRead => {
+  switch (outcome._tag) {
+    case "Read":
+      return { _tag: "Bytes", bytes: outcome.bytes }
+    case "NotRegular":
+      return { _tag: "NotAFile" }
+    case "TooLarge":
+      return { _tag: "TooLarge", size: outcome.size }
+  }
+}
 
 /** Text files this module reads to find a repository (`.git` files, `commondir`): small, or not what git writes. */
 const gitFileMaxBytes = 64 * 1024
@@ -53,26 +67,24 @@ export const makeFileReader = (files: Files): FileReader => {
   // Looked up when the effect is made, which is when a pass runs it: an answer already known costs
   // one `succeed`, since a pass asks the same questions for every session.
   const once = <A>(key: string, make: () => Effect.Effect<A>): Effect.Effect<A> =>
-    known.has(key) ? Effect.succeed(known.get(key) as A) : Effect.tap(make(), (value) => Effect.sync(() => known.set(key, value)))
+    known.has(key) ? Effect.succeed(known.get(key) as A) : Effect.map(make(), (value) => {
+      known.set(key, value)
+      return value
+    })
+  // A missing file is the common answer (most sessions have no local or managed files): asked
+  // so that its absence is a value, not a failure built and caught.
+  const statIfExists = files.statIfExists ?? ((file: string) => Effect.map(files.stat(file), Option.some))
   const readUncached = (file: string, maxBytes: number): Effect.Effect<FileRead> =>
-    Effect.gen(function*() {
-      // A missing file is the common answer (most sessions have no local or managed files): asked
-      // so that its absence is a value, not a failure built and caught.
-      const found = files.statIfExists === undefined ? Option.some(yield* files.stat(file)) : yield* files.statIfExists(file)
-      if (Option.isNone(found)) return { _tag: "Missing" } as const
-      const info = found.value
-      if (info.type !== "File") return { _tag: "NotAFile" } as const
-      if (info.size > maxBytes) return { _tag: "TooLarge", size: info.size } as const
-      const outcome = yield* files.readBounded(file, { maxBytes, followLinks: true })
-      switch (outcome._tag) {
-        case "Read":
-          return { _tag: "Bytes", bytes: outcome.bytes } as const
-        case "NotRegular":
-          return { _tag: "NotAFile" } as const
-        case "TooLarge":
-          return { _tag: "TooLarge", size: outcome.size } as const
-      }
-    }).pipe(Effect.catchAll((error) => Effect.succeed<FileRead>(isNotFound(error) ? { _tag: "Missing" } : failed(error))))
+    statIfExists(file).pipe(
+      Effect.flatMap((found): Effect.Effect<FileRead, PlatformError> => {
+        if (Option.isNone(found)) return missing
+        const info = found.value
+        if (info.type !== "File") return notAFile
+        if (info.size > maxBytes) return Effect.succeed({ _tag: "TooLarge", size: info.size })
+        return Effect.map(files.readBounded(file, { maxBytes, followLinks: true }), fileReadOf)
+      }),
+      Effect.catchAll((error) => Effect.succeed<FileRead>(isNotFound(error) ? { _tag: "Missing" } : failed(error)))
+    )
   const read = (file: string): Effect.Effect<FileRead> => once(`read:${file}`, () => readUncached(file, settingsFileMaxBytes))
   const fact = (file: string): Effect.Effect<FileFact> => {
     const done = known.get(`read:${file}`) as FileRead | undefined
