@@ -2,11 +2,11 @@
  * What `policy` costs per live session beyond `list` (issue 25 item 4: at most 0.2 ms), in CPU time
  * (user + system of the child, from `/usr/bin/time`), since on a shared machine wall time mostly
  * measures the wait for a core. Two homes on the same sleepers, with `FEW` and `MANY` live records
- * (50 and 500 by default); the slope is (MANY − FEW) / (MANY − FEW sessions), `policy`'s minus
+ * (50 and 500 by default), in `FOLDERS` project folders (97); the slope is (MANY − FEW) / (MANY − FEW sessions), `policy`'s minus
  * `list`'s. Rounds interleave every build and command; medians of each.
  *
  *   node bench/policy-sessions.mjs [bin …]   (default: this checkout's bin/claude-peers.js)
- *   ROUNDS=10 FEW=50 MANY=500 node bench/policy-sessions.mjs /tmp/before/bin/claude-peers.js bin/claude-peers.js
+ *   ROUNDS=10 FEW=50 MANY=500 FOLDERS=97 node bench/policy-sessions.mjs /tmp/before/bin/claude-peers.js bin/claude-peers.js
  *
  * With several builds each is measured in the same rounds, so their figures compare.
  */
@@ -22,6 +22,8 @@ const root = path.resolve(here, "..")
 const rounds = Number(process.env.ROUNDS ?? 10)
 const few = Number(process.env.FEW ?? 50)
 const many = Number(process.env.MANY ?? 500)
+/** How many project folders the sessions share (`FOLDERS=100000`: each session in its own). */
+const folders = Number(process.env.FOLDERS ?? 97)
 const bins = process.argv.length > 2 ? process.argv.slice(2).map((b) => path.resolve(b)) : [path.join(root, "bin", "claude-peers.js")]
 const timeTool = ["/usr/bin/time", "/bin/time"].find((p) => fs.existsSync(p))
 if (timeTool === undefined) throw new Error("this bench needs /usr/bin/time")
@@ -60,7 +62,7 @@ const makeHome = (count) => {
   fs.mkdirSync(path.join(home, "sessions"), { recursive: true })
   fs.writeFileSync(path.join(home, "settings.json"), `${JSON.stringify({ model: "opus", crossSessionInbound: "hold" }, null, 2)}\n`)
   for (const child of sleepers.slice(0, count)) {
-    const project = path.join(tmp, "projects", `project-${child.pid % 97}`)
+    const project = path.join(tmp, "projects", `project-${child.pid % folders}`)
     if (!fs.existsSync(project)) {
       fs.mkdirSync(path.join(project, child.pid % 2 === 0 ? ".git" : "src"), { recursive: true })
     }

@@ -32,6 +32,7 @@ const failed = (error: PlatformError): FileRead =>
     : { _tag: "Failed", reason: error.message }
 
 const missing: Effect.Effect<FileRead> = Effect.succeed({ _tag: "Missing" })
+const readFailed = (error: PlatformError): Effect.Effect<FileRead> => Effect.succeed(isNotFound(error) ? { _tag: "Missing" } : failed(error))
 const notAFile: Effect.Effect<FileRead> = Effect.succeed({ _tag: "NotAFile" })
 
 const fileReadOf = (outcome: BoundedRead): FileRead => {
@@ -75,16 +76,19 @@ export const makeFileReader = (files: Files): FileReader => {
   // so that its absence is a value, not a failure built and caught.
   const statIfExists = files.statIfExists ?? ((file: string) => Effect.map(files.stat(file), Option.some))
   const readUncached = (file: string, maxBytes: number): Effect.Effect<FileRead> =>
-    statIfExists(file).pipe(
-      Effect.flatMap((found): Effect.Effect<FileRead, PlatformError> => {
+    Effect.matchEffect(statIfExists(file), {
+      onFailure: readFailed,
+      onSuccess: (found): Effect.Effect<FileRead> => {
         if (Option.isNone(found)) return missing
         const info = found.value
         if (info.type !== "File") return notAFile
         if (info.size > maxBytes) return Effect.succeed({ _tag: "TooLarge", size: info.size })
-        return Effect.map(files.readBounded(file, { maxBytes, followLinks: true }), fileReadOf)
-      }),
-      Effect.catchAll((error) => Effect.succeed<FileRead>(isNotFound(error) ? { _tag: "Missing" } : failed(error)))
-    )
+        return Effect.matchEffect(files.readBounded(file, { maxBytes, followLinks: true }), {
+          onFailure: readFailed,
+          onSuccess: (outcome) => Effect.succeed(fileReadOf(outcome))
+        })
+      }
+    })
   const read = (file: string): Effect.Effect<FileRead> => once(`read:${file}`, () => readUncached(file, settingsFileMaxBytes))
   const fact = (file: string): Effect.Effect<FileFact> => {
     const done = known.get(`read:${file}`) as FileRead | undefined
@@ -142,19 +146,19 @@ const gitEntryAt = (reader: FileReader, folder: string): Effect.Effect<GitEntry>
   const file = path.join(folder, ".git")
   const files = reader.files
   // Most folders on the way up have no `.git`: its absence is asked as a value.
-  const found = files.lstatIfExists === undefined ? Effect.map(files.lstat(file), Option.some) : files.lstatIfExists(file)
+  const lstatIfExists = files.lstatIfExists ?? ((file: string) => Effect.map(files.lstat(file), Option.some))
   // Sessions in sibling folders walk up through the same parents: each is looked at once per pass.
   return reader.once(
     `git:${file}`,
     () =>
-      found.pipe(
-        Effect.map((info): GitEntry => {
+      Effect.match(lstatIfExists(file), {
+        onFailure: (): GitEntry => "none",
+        onSuccess: (info): GitEntry => {
           if (Option.isNone(info)) return "none"
           const type = info.value.type
           return type === "Directory" ? "directory" : type === "File" ? "file" : type === "SymbolicLink" ? "link" : "none"
-        }),
-        Effect.orElseSucceed((): GitEntry => "none")
-      )
+        }
+      })
   )
 }
 
