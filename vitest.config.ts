@@ -5,6 +5,7 @@ export default defineConfig({
     // The examples' own tests run where a user runs them: in a project that installed the packed
     // package (test/Package.test.ts), not here.
     include: ["test/**/*.test.ts"],
+    setupFiles: ["test/support/turnTheEventLoop.ts"],
     // Nothing here is timed (speed is `npm run bench`'s): a limit only catches a hang, and must not
     // fail a heavy test (10,000 duplicate members, real processes, properties) on a busy machine.
     testTimeout: 60_000,

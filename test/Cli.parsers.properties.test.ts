@@ -8,8 +8,8 @@
  * `--opt value` and `--opt=value`, values spelled like subcommands or options, empty, duplicated,
  * unicode), then perturbed by inserting, deleting and swapping words.
  */
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, FastCheck as fc } from "effect"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, FastCheck as fc, ManagedRuntime } from "effect"
 import { parserEnvironment } from "../command/src/CommandLine.js"
 import { recognize } from "../command/src/Recognize.js"
 import { readArgv } from "../src/cli/Argv.js"
@@ -23,13 +23,19 @@ type Outcome =
   | { readonly _tag: "invocation"; readonly invocation: Invocation }
   | { readonly _tag: "usage"; readonly message: string }
 
+/**
+ * The command's parser environment, built once for every parse here: building its layers costs
+ * more than a parse, and no parse leaves anything in it (the terminal is opened only to read input).
+ */
+const parser = ManagedRuntime.make(parserEnvironment)
+afterAll(() => parser.dispose())
+
 /** What the full command line makes of `args`, run by a runner that only records it. */
 const parsed = async (args: ReadonlyArray<string>): Promise<Outcome> => {
   let recorded: Invocation | undefined
-  const exit = await Effect.runPromiseExit(
+  const exit = await parser.runPromiseExit(
     runArguments(readArgv(args)).pipe(
-      Effect.provideService(Runner, (invocation) => Effect.sync(() => void (recorded = invocation))),
-      Effect.provide(parserEnvironment)
+      Effect.provideService(Runner, (invocation) => Effect.sync(() => void (recorded = invocation)))
     )
   )
   if (Exit.isSuccess(exit) && recorded !== undefined) return { _tag: "invocation", invocation: recorded }

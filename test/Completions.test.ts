@@ -75,7 +75,7 @@ describe("claude-peers --completions", { timeout: 60_000 }, () => {
     expect(offeredAfter("watch", "--interval", "500", "--")).toEqual(inEveryShell("--help", "--interval", "--json", "--name", "--session", "--status"))
     expect(offeredAfter("wait", "--")).toEqual(inEveryShell("--help", "--json", "--name", "--timeout", "--until"))
     expect(offeredAfter("settings", "reset", "--")).toEqual(inEveryShell("--expect-revision", "--help", "--json", "--through-link"))
-    expect(offeredAfter("policy", "--")).toEqual(inEveryShell("--help", "--json", "--managed-dir", "--name", "--sender-mode"))
+    expect(offeredAfter("policy", "--")).toEqual(inEveryShell("--allow-shared-name", "--help", "--json", "--managed-dir", "--name", "--sender-mode"))
   })
 
   it("after --claude-home, in either spelling, and policy's --managed-dir: directories, not files or subcommands", () => {

@@ -26,12 +26,17 @@ const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "ut
 const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc")
 
 /**
- * A child run to its end. Asynchronous on purpose: a worker blocked in a synchronous child for a
- * minute (an `npm install` on a busy machine) misses vitest's own RPC deadline and fails the run.
+ * Runs a program to its end without blocking the worker: an install or a compile here can take
+ * longer than vitest's 60 s for an answer from the main process, which a blocked worker never reads.
  */
 const run = (command: string, args: ReadonlyArray<string>, options: { readonly cwd: string; readonly env?: NodeJS.ProcessEnv }) =>
-  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, timeout: 240_000 })
+  new Promise<{ readonly status: number | null; readonly stdout: string; readonly stderr: string }>((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 240_000
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))

@@ -168,6 +168,20 @@ describe("claude-peers policy", { timeout: 120_000 }, () => {
     expect(both.status).toBe(2)
   })
 
+  it("--allow-shared-name: a SESSION_ID whose name is shared gets its policy, as send --allow-shared-name sends to it", async () => {
+    const home = makeHome("hold")
+    const mine = await startSession(home, { name: "twin" })
+    await startSession(home, { name: "Twin" })
+    const refused = runCli(["--claude-home", home, "policy", mine.sessionId, "--json"])
+    expect(refused.status).toBe(4)
+    expect(JSON.parse(refused.stdout).error.reason).toBe("identity_mismatch")
+    const allowed = runCli(["--claude-home", home, "policy", mine.sessionId, "--allow-shared-name", "--json"])
+    expect(allowed.status, allowed.stderr).toBe(0)
+    expect(JSON.parse(allowed.stdout)).toMatchObject({ pid: mine.pid, sessionId: mine.sessionId, effective: "hold", decidedBy: "userSettings" })
+    const byName = runCli(["--claude-home", home, "policy", "--name", "twin", "--allow-shared-name", "--json"])
+    expect(byName.status).toBe(2)
+  })
+
   it("--managed-dir replaces the platform's managed directory: drop-ins decide over the user's value", async () => {
     const home = makeHome("accept")
     const dir = path.join(tmp, "managed-dropins")
@@ -306,6 +320,7 @@ describe("policy's spellings: the fast recognizer and the full parser agree", ()
     ["policy", "--managed-dir", "/opt/managed"],
     ["policy", "--managed-dir=/opt/managed", "sess-1", "--json"],
     ["policy", "--name", "Api Server", "--managed-dir", "/m"],
+    ["policy", "sess-1", "--allow-shared-name", "--json"],
     ["--claude-home", "/h", "policy", "--json"],
     ["--claude-home=/h", "policy", "sess-1"]
   ]

@@ -151,6 +151,7 @@ describe.runIf(process.getuid !== undefined)("the relay's working directory", ()
         fs.mkdirSync(path.join(root, "elsewhere"), { mode: 0o700 })
         fs.symlinkSync(path.join(root, "elsewhere"), shared)
       },
+      "mode 0600 (no way in)": (shared) => fs.mkdirSync(shared, { mode: 0o600 }),
       "not empty": (shared) => {
         fs.mkdirSync(path.join(shared, ".claude"), { recursive: true, mode: 0o700 })
         fs.chmodSync(shared, 0o700)
@@ -166,5 +167,15 @@ describe.runIf(process.getuid !== undefined)("the relay's working directory", ()
       expect(path.dirname(directory), label).toBe(root)
       expect(fs.readdirSync(root).sort(), label).toEqual(before)
     }
+  })
+
+  it.runIf(uid === 0)("is a temporary one under a root that others may write and that is not sticky", () => {
+    // Anyone could rename a fixed name away there between its checks and the relay's start.
+    const root = scratch()
+    fs.chownSync(root, 65534, 65534)
+    fs.chmodSync(root, 0o777)
+    const directory = used(root)
+    expect(path.basename(directory)).not.toBe(`claude-peers-relay-${uid}`)
+    expect(fs.readdirSync(root)).toEqual([])
   })
 })

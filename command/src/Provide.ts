@@ -79,33 +79,36 @@ const homesNode = (options: NodeOptions) =>
       all: options.allHomes === true
     }, { ...options, standard }))
 
-/** The registry over several homes (and the services `service` provides over it), over the ports. */
-const provideHomes =
-  (options: NodeOptions, service: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, unknown>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.suspend(() => {
-      const withService = service(effect)
-      const withRegistry = Effect.provideServiceEffect(withService, Registry.Registry, Registry.makeHomes)
-      const withHomes = Effect.provideServiceEffect(withRegistry, ClaudeHomes.ClaudeHomes, homesNode(options))
-      const timed = options.timing === undefined ? withHomes : Effect.provideService(withHomes, Timing.Timing, Timing.make(options.timing))
-      return Effect.provide(timed as Effect.Effect<A, E, Ports>, portsNode(options)) as Effect.Effect<
-        A,
-        E,
-        Exclude<R, Registry.Registry | Policy.Policy | Delivery.Delivery | Relay | ClaudeHomes.ClaudeHomes | Ports>
-      >
-    })
+/** The registry over several homes (and the services `I` that `service` provides over it), over the ports. */
+const provideHomes = <I = never>(
+  options: NodeOptions,
+  service: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, I> | Registry.Registry | Ports>
+) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, I | Registry.Registry | ClaudeHomes.ClaudeHomes | Ports>> =>
+  Effect.suspend(() => {
+    const withService = service(effect)
+    const withRegistry = Effect.provideServiceEffect(withService, Registry.Registry, Registry.makeHomes)
+    const withHomes = Effect.provideServiceEffect(withRegistry, ClaudeHomes.ClaudeHomes, homesNode(options))
+    const timed = options.timing === undefined ? withHomes : Effect.provideService(withHomes, Timing.Timing, Timing.make(options.timing))
+    return Effect.provide(timed as Effect.Effect<A, E, Ports>, portsNode(options)) as Effect.Effect<
+      A,
+      E,
+      Exclude<R, I | Registry.Registry | ClaudeHomes.ClaudeHomes | Ports>
+    >
+  })
 
 /** The registry over several homes, over the ports. */
 export const provideNodeRegistryHomes = (options: NodeOptions = {}) => provideHomes(options, (effect) => effect)
 
 /** The policy, and the registry over several homes it reads, over the ports. */
 export const provideNodePolicyHomes = (options: NodeOptions = {}) =>
-  provideHomes(options, (effect) => Effect.provideServiceEffect(effect, Policy.Policy, Policy.make))
+  provideHomes<Policy.Policy>(options, (effect) => Effect.provideServiceEffect(effect, Policy.Policy, Policy.make))
 
 /** Delivery, and the policy and relay it sends through, over the registry of several homes and the ports. */
 export const provideNodeDeliveryHomes = (options: NodeOptions = {}) =>
-  provideHomes(options, (effect) =>
+  provideHomes<Delivery.Delivery | Policy.Policy | Relay>(options, <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     effect.pipe(
       Effect.provideServiceEffect(Delivery.Delivery, Delivery.make),
       Effect.provideServiceEffect(Policy.Policy, Policy.make),
       Effect.provideServiceEffect(Relay, Effect.sync(() => RelayNode.make()))
-    ))
+    ) as Effect.Effect<A, E, Exclude<R, Delivery.Delivery | Policy.Policy | Relay> | Registry.Registry | Ports>)

@@ -56,7 +56,7 @@ export const differences = [
   {
     id: "shared-name",
     claudeAgents:
-      "lists every session, also when two live ones have the same name (derived names `<dir>-<2 hex>` collide one time in 256; a job moved to the background from a conversation without a typed prompt, only `!` commands for example, is named `(backgrounded)`)",
+      "lists every session, also when two live ones have the same name (derived names `<dir>-<2 hex>` collide one time in 256; a job moved to the background from a conversation without a typed prompt, only `!` commands for example, is named `(backgrounded)`; `claude --bg --name X` twice starts two jobs named `X`: a job's name is not made unique)",
     claudePeers:
       "lists them with `address: \"uds:<socket>\"`; `resolve ID` refuses with `identity_mismatch` (exit 4) unless given `--allow-shared-name`, and `resolve --name` refuses",
     why: "the name is the address a sender uses: a message sent by a shared name could reach the other session. The id and the socket are still unambiguous"

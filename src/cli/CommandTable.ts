@@ -359,6 +359,10 @@ export const commandTable: CommandSpec = {
           description: "answer for a sender of this permission-mode class only: bypass, or prompting (every other mode)",
           value: senderModeValue
         },
+        {
+          name: "--allow-shared-name",
+          description: "tell SESSION_ID's policy even when its name is shared with another live session (as send --allow-shared-name sends)"
+        },
         json
       ],
       arguments: [sessionId("the session whose policy to tell (default: every live session)")],
@@ -368,13 +372,18 @@ export const commandTable: CommandSpec = {
         const name = asString(given.value("--name"))
         if (id !== undefined && name !== undefined) return "policy takes a SESSION_ID or --name NAME, not both"
         if (id === "") return "policy takes a SESSION_ID, and an empty one names no session"
+        const allowSharedName = given.flag("--allow-shared-name")
+        if (allowSharedName && id === undefined) {
+          return "--allow-shared-name applies to a SESSION_ID: a name shared by two live sessions addresses neither"
+        }
         const query = id !== undefined ? { sessionId: id } : name !== undefined ? { name } : undefined
         const senderMode = asString(given.value("--sender-mode"))
         return {
           _tag: "policy",
           query,
           managedDirectory: asString(given.value("--managed-dir")),
-          senderMode: senderMode === "bypass" || senderMode === "prompting" ? senderMode : undefined
+          senderMode: senderMode === "bypass" || senderMode === "prompting" ? senderMode : undefined,
+          allowSharedName
         }
       }
     },

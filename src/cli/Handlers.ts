@@ -144,7 +144,7 @@ export const policy = Effect.fn("policy")(function*(json: boolean, command: Comm
     const missing = all.length === 0 && !json ? yield* missingDirectory : undefined
     yield* printData(json, () => all.map(sessionPolicyJson), () => policiesText(all, missing))
   } else {
-    const one = forSender((yield* policies.resolve(command.query)).policy)
+    const one = forSender((yield* policies.resolve(command.query, { allowSharedName: command.allowSharedName === true })).policy)
     yield* printData(json, () => sessionPolicyJson(one), () => policyText(one))
   }
 }, reportedWithNote)

@@ -43,6 +43,8 @@ export type Command =
     readonly managedDirectory: string | undefined
     /** Answer for a sender of this class only; both classes when undefined. */
     readonly senderMode?: "bypass" | "prompting" | undefined
+    /** Resolve the one session by its id even when its name is shared (as `resolve` and `send` do). */
+    readonly allowSharedName?: boolean | undefined
   }
   /**
    * A message to one live session. `message` is the text given on the command line, or `stdin` for

@@ -132,20 +132,26 @@ const readAtMostSync = (fd: number, sizeHint: number, maxBytes: number): Bounded
  */
 const entriesPerTurn = 2048
 
-/** The rest of an open directory's entries, with a turn of the event loop every `entriesPerTurn`. */
+const byName = (a: DirectoryEntry, b: DirectoryEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+/**
+ * The rest of an open directory's entries, with a turn of the event loop every `entriesPerTurn`;
+ * sorted by name, as `readdirSync` gives them. A name renamed over while the listing runs may be
+ * read twice (some file systems return it again at its new place): it is listed once.
+ */
 const entriesOf = (path: string, directory: NFS.Dir): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> => {
-  const entries: Array<DirectoryEntry> = []
+  const entries = new Map<string, DirectoryEntry>()
   const readSome = attemptSync("readDirectory", path, () => {
     for (let n = 0; n < entriesPerTurn; n++) {
       const entry = directory.readSync()
       if (entry === null) return true
-      entries.push({ name: entry.name, type: typeOf(entry) })
+      entries.set(entry.name, { name: entry.name, type: typeOf(entry) })
     }
     return false
   })
   const rest: Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> = Effect.flatMap(
     readSome,
-    (done) => done ? Effect.succeed(entries) : Effect.zipRight(turnEventLoop, Effect.suspend(() => rest))
+    (done) => done ? Effect.sync(() => [...entries.values()].sort(byName)) : Effect.zipRight(turnEventLoop, Effect.suspend(() => rest))
   )
   return rest
 }
@@ -159,29 +165,35 @@ const closeDirectory = (directory: NFS.Dir) =>
     }
   })
 
+/**
+ * A directory this small is listed in one call: its size grows with its entries on every Linux and
+ * macOS file system (blocks on ext4, bytes per name on btrfs and tmpfs), and a few thousand entries
+ * are one short copy.
+ */
+const listedAtOnceUpTo = 64 * 1024
+
+/** The listing of `path`, whose size `stat` gave: at once when small, else through `opendir`. */
+const listing = (path: string, size: number): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> =>
+  size <= listedAtOnceUpTo
+    ? attemptSync(
+      "readDirectory",
+      path,
+      () => NFS.readdirSync(path, { withFileTypes: true }).map((entry) => ({ name: entry.name, type: typeOf(entry) }))
+    )
+    : Effect.acquireUseRelease(
+      attemptSync("readDirectory", path, () => NFS.opendirSync(path, { bufferSize: 1024 })),
+      (directory) => entriesOf(path, directory),
+      closeDirectory
+    )
+
 const readDirectoryIfExists = (path: string): Effect.Effect<Option.Option<ReadonlyArray<DirectoryEntry>>, PlatformError> =>
-  Effect.acquireUseRelease(
-    attemptSync("readDirectory", path, () => {
-      // Asked first, so that an absent directory (a machine without managed settings) is an answer:
-      // `opendirSync` would build an error with its stack for it, to be caught here.
-      if (NFS.statSync(path, { throwIfNoEntry: false }) === undefined) return Option.none()
-      try {
-        return Option.some(NFS.opendirSync(path, { bufferSize: 1024 }))
-      } catch (error) {
-        if (errnoOf(error) === "ENOENT") return Option.none()
-        throw error
-      }
-    }),
-    (directory) => Option.isNone(directory) ? Effect.succeedNone : Effect.map(entriesOf(path, directory.value), Option.some),
-    (directory) => Option.isNone(directory) ? Effect.void : closeDirectory(directory.value)
+  Effect.flatMap(
+    attemptSync("readDirectory", path, () => NFS.statSync(path, { throwIfNoEntry: false })),
+    (info) => info === undefined ? Effect.succeedNone : Effect.map(listing(path, info.size), Option.some)
   )
 
 const readDirectory = (path: string): Effect.Effect<ReadonlyArray<DirectoryEntry>, PlatformError> =>
-  Effect.acquireUseRelease(
-    attemptSync("readDirectory", path, () => NFS.opendirSync(path, { bufferSize: 1024 })),
-    (directory) => entriesOf(path, directory),
-    closeDirectory
-  )
+  Effect.flatMap(attemptSync("readDirectory", path, () => NFS.statSync(path)), (info) => listing(path, info.size))
 
 const stat = (path: string) => attemptSync("stat", path, () => infoOf(NFS.statSync(path)))
 

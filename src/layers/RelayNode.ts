@@ -1,7 +1,7 @@
 /**
  * `Relay` on the real machine: the user's own Claude Code, run as `claude -p` against the model
- * endpoint claude-peers serves for that one run (`RelayEndpoint`), in a private temporary working
- * directory, with the receiver's Claude home, and with nothing but `ToolSearch` and `SendMessage`
+ * endpoint claude-peers serves for that one run (`RelayEndpoint`), in a working directory only this
+ * user can enter (`relayWorkingDirectory`), with the receiver's Claude home, and with nothing but `ToolSearch` and `SendMessage`
  * (see `RelayLaunch` for each flag).
  *
  * The relay never outlives the send. Its process is acquired with its release: whatever ends the
@@ -164,29 +164,45 @@ const stop = (child: Child, grace: Duration.Duration): Effect.Effect<void> =>
   })
 
 /**
+ * Whether a directory of a fixed name under `root` stays the one checked: nobody else may rename it
+ * away and put another in its place, which a root of this user's, or a sticky one, guarantees.
+ */
+const sharedRootAllows = (root: string, uid: number): boolean => {
+  const info = fs.statSync(root, { throwIfNoEntry: false })
+  return info !== undefined && (info.uid === uid || (info.mode & 0o1000) !== 0 || (info.mode & 0o022) === 0)
+}
+
+/** This user's own directory, not a link, mode 0700 exactly, and empty. */
+const usableShared = (directory: string, uid: number): boolean => {
+  try {
+    const info = fs.lstatSync(directory)
+    return info.isDirectory() && info.uid === uid && (info.mode & 0o777) === 0o700 && fs.readdirSync(directory).length === 0
+  } catch {
+    return false
+  }
+}
+
+/**
  * The relay's working directory. Claude Code keeps a project entry in the receiver's home for every
  * directory it runs in (`projects/<that path>/`), so every relay runs in one directory per user,
  * `<tmp>/claude-peers-relay-<uid>`, and the home gains one entry, not one per send. Claude Code reads a
  * project's `.claude/` there, so it is used only while it is this user's own directory (not a link),
- * closed to everyone else and empty; otherwise a fresh temporary directory serves that send, and is
- * removed after it.
+ * mode 0700 and empty, under a root where nobody else can swap it; otherwise a fresh temporary
+ * directory serves that send, and is removed after it.
  */
 export const relayWorkingDirectory = (root: string = os.tmpdir()) =>
   Effect.acquireRelease(
     Effect.try({
       try: () => {
         const uid = process.getuid?.()
-        const shared = uid === undefined ? null : path.join(root, `claude-peers-relay-${uid}`)
-        if (shared !== null && uid !== undefined) {
+        if (uid !== undefined && sharedRootAllows(root, uid)) {
+          const shared = path.join(root, `claude-peers-relay-${uid}`)
           try {
             fs.mkdirSync(shared, { mode: 0o700 })
           } catch {
             // There already, or not to be made: the checks below decide.
           }
-          const info = fs.lstatSync(shared, { throwIfNoEntry: false })
-          if (info?.isDirectory() === true && info.uid === uid && (info.mode & 0o077) === 0 && fs.readdirSync(shared).length === 0) {
-            return { directory: shared, temporary: false }
-          }
+          if (usableShared(shared, uid)) return { directory: shared, temporary: false }
         }
         return { directory: fs.mkdtempSync(path.join(root, "claude-peers-relay-")), temporary: true }
       },

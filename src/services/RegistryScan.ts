@@ -13,7 +13,7 @@ import { type AddressScope, withAddresses } from "../domain/Address.js"
 import { describeValue, maxRecordBytes, parseRecordJson, pidOfFileName, readRecord, type RecordReading, sameStartTime } from "../domain/Record.js"
 import type { Session } from "../domain/Session.js"
 import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
-import type { BoundedRead, Files } from "./Files.js"
+import type { BoundedRead, DirectoryEntry, Files } from "./Files.js"
 import type { Liveness, ProcessProbe } from "./ProcessProbe.js"
 import { inBatches, turnAfter } from "./ScanBatches.js"
 import * as Timing from "./Timing.js"
@@ -84,7 +84,8 @@ interface Judged {
   readonly pending: Array<Pending>
 }
 
-const byFile = (a: RegistryEntry, b: RegistryEntry) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)
+/** Entries by name: every file of a scan is in one directory, so its entries are then sorted by file. */
+const byName = (a: DirectoryEntry, b: DirectoryEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
 /** `f` on each of `items`, one at a time (a fiber per file would cost more than its read), in batches. */
 const eachInBatches = <A, B>(items: ReadonlyArray<A>, f: (item: A) => Effect.Effect<B>): Effect.Effect<Array<B>> =>
@@ -157,8 +158,9 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
     })
 
   /**
-   * Verdicts that need no process but the window's own liveness, and the records left to check: the
-   * ones whose every other check passed, each judged `dead` until its process answers. Judges
+   * Verdicts that need no process but the liveness pass's, and the records left to check: the ones
+   * whose every other check passed and whose pid the pass found, each judged `dead` until its
+   * process answers. Judges
    * `candidates[start…]` into `entries` and `pending`, which hold the verdicts of those before.
    */
   const judgeReadings = (
@@ -192,7 +194,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       if (record.pidDomain !== null && Option.isSome(here) && record.pidDomain !== here.value) {
         return void entries.push({ ...identity, verdict: { _tag: "other_pid_domain", pidDomain: describeValue(record.pidDomain), here: here.value } })
       }
-      pending.push({ index: entries.length, session, procStart: record.procStart, owner })
+      // A pid the liveness pass found dead is dead whatever its process would say: nothing to ask.
+      if (liveness.isAlive(session.pid)) pending.push({ index: entries.length, session, procStart: record.procStart, owner })
       entries.push({ ...identity, verdict: { _tag: "dead" } })
     })
   }
@@ -259,7 +262,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
     Effect.gen(function*() {
       // A missing registry directory is an empty registry: no session has started yet.
       const listing = Option.getOrElse(yield* files.readDirectoryIfExists(directory), () => [])
-      const records = listing.filter((entry) => entry.name.endsWith(".json"))
+      // Sorted here, by the short names, so that the entries come out in file order.
+      const records = listing.filter((entry) => entry.name.endsWith(".json")).sort(byName)
       const filePids = records.map((entry) => Option.getOrNull(pidOfFileName(entry.name)))
       yield* turnAfter(records.length)
       // One pass, not one per batch: the Node probe lists /proc once for a large pass.
@@ -279,14 +283,14 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       yield* inBatches(candidates, (batch, start) => Effect.sync(() => judgeReadings(judged, batch, start, readings, liveness, here, owners)))
       const { entries, pending } = judged
 
-      // Processes are consulted only for records that passed every other check, once per pid.
-      const live = (yield* inBatches(pending, (batch) => judgeProcesses(entries, batch, liveness, owners))).flat()
+      // Processes are consulted only for records that passed every other check and whose pid the
+      // liveness pass found, once per pid, in one call: a platform's probe may start a process per call.
+      const live = yield* judgeProcesses(entries, pending, liveness, owners)
       withAddresses(live.map((l) => l.session), scope).forEach((session, i) => {
         const index = live[i]!.index
         entries[index] = { ...entries[index]!, verdict: { _tag: "live", session } }
       })
-      yield* turnAfter(entries.length)
-      return entries.sort(byFile)
+      return entries
     })
 
   return scan

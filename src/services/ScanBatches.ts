@@ -21,7 +21,7 @@ export const turnEventLoop: Effect.Effect<void> = Effect.async<void>((resume) =>
 
 /**
  * A turn of the event loop between two of the scan's own passes over a large registry (the listing,
- * the liveness check, the verdicts, the sort each take milliseconds there); none for a small one.
+ * the liveness check, the verdicts); none for a small one.
  */
 export const turnAfter = (items: number): Effect.Effect<void> => items > scanBatchSize ? turnEventLoop : Effect.void
 
