@@ -250,6 +250,6 @@ export const decidePolicy = (evidence: PolicyEvidence): PolicyAnswer => {
   const seen = decideScenario(scenarioAt(dimensions, [...sources.map(() => 0), 0]))
   const decisive = decisiveDimensions(dimensions)
   return decisive.size === 0
-    ? { ...seen, certainty: "certain", partialBecause: [] }
-    : { ...seen, certainty: "partial", partialBecause: unreadInputs(evidence, decisive) }
+    ? { effective: seen.effective, decidedBy: seen.decidedBy, certainty: "certain", partialBecause: [] }
+    : { effective: seen.effective, decidedBy: seen.decidedBy, certainty: "partial", partialBecause: unreadInputs(evidence, decisive) }
 }

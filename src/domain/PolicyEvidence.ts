@@ -70,7 +70,7 @@ export const trustedLaunch = (launch: Launch, job: JobLaunch | null = null): Lau
   const environ = valueOf(launch.environ)
   const cmdline = valueOf(launch.cmdline)
   const worker = (cmdline !== null && isPreStartedWorker(cmdline)) || environ?.get("CLAUDE_BG_SOURCE")?.trim() === "spare"
-  if (!worker) return { ...launch, claimedSpare: false }
+  if (!worker) return { cmdline: launch.cmdline, environ: launch.environ, claimedSpare: false }
   const stale = "this background worker was started before its job and received the job's arguments and environment later: /proc still shows the worker's"
   const flags: Observed<ReadonlyArray<string>> = job === null
     ? unreadable(`${stale}, and the record names no job whose state holds them`)
@@ -243,8 +243,9 @@ const killSwitchFrom = (
 
 /** The readings, the kill switch and what is known of the setting sources, for `decidePolicy`. */
 export const policyEvidenceOf = (untrusted: SessionFacts): PolicyEvidence & { readonly receiverMode: ReceiverMode } => {
-  const { claimedSpare, ...launch } = trustedLaunch(untrusted, untrusted.job ?? null)
-  const facts = { ...untrusted, ...launch }
+  const trusted = trustedLaunch(untrusted, untrusted.job ?? null)
+  const claimedSpare = trusted.claimedSpare
+  const facts: SessionFacts = { ...untrusted, cmdline: trusted.cmdline, environ: trusted.environ }
   const cmdline = valueOf(facts.cmdline)
   const args = cmdline === null ? null : claudeArgumentsOf(cmdline)
   const enabled = args === null ? null : enabledFolderSources(args, valueOf(facts.environ))
@@ -325,6 +326,7 @@ const unknownSourcesBecause = (facts: Launch): string | undefined => {
 export const sessionPolicyOf = (facts: SessionFacts): SessionPolicy => {
   const evidence = policyEvidenceOf(facts)
   const answer = decidePolicy(evidence)
+  const decided = { effective: answer.effective, certainty: answer.certainty, receiverMode: evidence.receiverMode }
   return {
     pid: facts.pid,
     sessionId: facts.sessionId,
@@ -341,6 +343,6 @@ export const sessionPolicyOf = (facts: SessionFacts): SessionPolicy => {
     killSwitch: evidence.killSwitch,
     partialBecause: answer.partialBecause,
     receiverMode: evidence.receiverMode,
-    forSender: senderModes.map((sender) => senderOutcome({ ...answer, receiverMode: evidence.receiverMode }, sender))
+    forSender: senderModes.map((sender) => senderOutcome(decided, sender))
   }
 }
