@@ -353,9 +353,10 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       [["--claude-home", freshDir("no-settings-home"), "settings", "get", "--json"], "settingsGet", false],
       [["--claude-home", settingsHome, "settings", "set", "hold", "--json"], "settingsSet", false],
       [["--claude-home", settingsHome, "settings", "reset", "--json"], "settingsReset", false],
-      // These two encode their answer with its schema.
-      [["--claude-home", home, "inspect", "--json"], "inspect", true],
-      [["--claude-home", home, "policy", "--json"], "policy", true]
+      // A policy is printed as a projection of its schema (`sessionPolicyJson`), as a session is.
+      [["--claude-home", home, "policy", "--json"], "policy", false],
+      // This one encodes its answer with its schema.
+      [["--claude-home", home, "inspect", "--json"], "inspect", true]
     ]
     for (const [args, part, schema] of pinned) {
       const cacheDir = freshDir("cache")

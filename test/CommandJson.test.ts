@@ -1,11 +1,12 @@
 /**
- * The command prints sessions, `inspect` rows and settings views as they are, without building
+ * The command prints sessions, policies, `inspect` rows and settings views as they are, without building
  * their schemas' encoders (the schemas are the contract's shapes; building them is most of what a
  * short command would spend). These hold what it prints to what the schemas encode, for any value.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, FastCheck as fc, Schema } from "effect"
 import { InspectRow, inspectRow } from "../src/cli/Render.js"
+import { SessionPolicy, sessionPolicyJson } from "../src/domain/Policy.js"
 import { Session, sessionJson } from "../src/domain/Session.js"
 import { makeSettingsView, SettingsView } from "../src/domain/Settings.js"
 import { RegistryEntry } from "../src/domain/Verdict.js"
@@ -19,6 +20,27 @@ describe("the command's JSON", () => {
       fc.property(Arbitrary.make(Session), fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }), (session, extra) => {
         expect(json(sessionJson(session))).toBe(json(encode(session)))
         expect(json(sessionJson({ ...extra, ...session }))).toBe(json(encode({ ...extra, ...session })))
+      }),
+      { numRuns: 500 }
+    )
+  })
+
+  it("a policy: every key in the schema's order, at every depth, whatever else the objects carry", () => {
+    const encode = Schema.encodeSync(SessionPolicy)
+    const extra = fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 })
+    // Extra members at every depth the projection rebuilds, as a caller's objects may carry them.
+    const carrying = fc.tuple(Arbitrary.make(SessionPolicy), extra, extra, extra).map(([p, top, nested, mode]) => ({
+      ...top,
+      ...p,
+      sources: p.sources.map((s) => ({ ...nested, ...s })),
+      killSwitch: { ...nested, ...p.killSwitch },
+      partialBecause: p.partialBecause.map((u) => ({ ...nested, ...u })),
+      receiverMode: { ...mode, ...p.receiverMode, partialBecause: p.receiverMode.partialBecause.map((u) => ({ ...nested, ...u })) },
+      forSender: p.forSender.map((o) => ({ ...nested, ...o }))
+    }))
+    fc.assert(
+      fc.property(carrying, (policy) => {
+        expect(json(sessionPolicyJson(policy))).toBe(json(encode(policy)))
       }),
       { numRuns: 500 }
     )

@@ -13,7 +13,7 @@ import * as Stream from "effect/Stream"
 import { DeliveryResult, invalidMessage, messageFromBytes } from "../domain/Delivery.js"
 import type { InvalidMessage } from "../domain/Errors.js"
 import { maxMessageLength } from "../domain/Message.js"
-import { SessionPolicy } from "../domain/Policy.js"
+import { type SessionPolicy, sessionPolicyJson } from "../domain/Policy.js"
 import { sessionJson } from "../domain/Session.js"
 import { SessionEvent } from "../domain/SessionEvent.js"
 import { emptyRevision, type PolicyChange, resetPolicy, setPolicy, type SettingsView } from "../domain/Settings.js"
@@ -142,10 +142,10 @@ export const policy = Effect.fn("policy")(function*(json: boolean, command: Comm
   if (command.query === undefined) {
     const all = (yield* policies.list).map(forSender)
     const missing = all.length === 0 && !json ? yield* missingDirectory : undefined
-    yield* printData(json, () => Schema.encodeSync(Schema.Array(SessionPolicy))(all), () => policiesText(all, missing))
+    yield* printData(json, () => all.map(sessionPolicyJson), () => policiesText(all, missing))
   } else {
     const one = forSender((yield* policies.resolve(command.query, { allowSharedName: command.allowSharedName === true })).policy)
-    yield* printData(json, () => Schema.encodeSync(SessionPolicy)(one), () => policyText(one))
+    yield* printData(json, () => sessionPolicyJson(one), () => policyText(one))
   }
 }, reportedWithNote)
 

@@ -188,7 +188,9 @@ export const hasFlag = (flag: string, argv: ReadonlyArray<string>): boolean => {
  * of which can read as one of its flags, so skipping them changes nothing but clarity.
  */
 export const optionsOf = (cmdline: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const program = (cmdline[0] ?? "").split(/[\\/]/).at(-1) ?? ""
+  const first = cmdline[0] ?? ""
+  // The name after the last separator of either kind.
+  const program = first.slice(Math.max(first.lastIndexOf("/"), first.lastIndexOf("\\")) + 1)
   return cmdline.slice(/^(node|nodejs|bun)(\.exe)?$/i.test(program) ? 2 : 1)
 }
 

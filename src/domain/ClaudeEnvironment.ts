@@ -49,6 +49,8 @@ export const killSwitchValueOf = (value: string | undefined): KillSwitchValue =>
 export const KillSwitchOrigins = ["environment", "globalConfig", "userSettings", "flagSettings", "policySettings"] as const
 export type KillSwitchOrigin = typeof KillSwitchOrigins[number]
 
+const originRank = Object.fromEntries(KillSwitchOrigins.map((origin, i) => [origin, i])) as Record<KillSwitchOrigin, number>
+
 /**
  * One place's say on the variable: it sets it (to a string, blank included, which overrides and
  * counts as unset), it does not, or it could not be read. `NotOff` is a launch environment that
@@ -76,7 +78,7 @@ export interface KillSwitch {
  * variable decides, unless a place of higher precedence could not be read (it may set it too).
  */
 export const killSwitchOf = (layers: ReadonlyArray<KillSwitchLayer>): KillSwitch => {
-  const byPrecedence = [...layers].sort((a, b) => KillSwitchOrigins.indexOf(b.origin) - KillSwitchOrigins.indexOf(a.origin))
+  const byPrecedence = [...layers].sort((a, b) => originRank[b.origin] - originRank[a.origin])
   for (const layer of byPrecedence) {
     switch (layer._tag) {
       case "Unreadable":

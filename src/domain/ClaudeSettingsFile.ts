@@ -118,17 +118,30 @@ export const fileOutcome = (source: SettingsSource, path: string | null, read: F
       return { reading: unreadableReading(source, path, read.reason), killSwitch: null }
     case "Bytes": {
       if (read.bytes.length > settingsFileMaxBytes) return fileOutcome(source, path, { _tag: "TooLarge", size: read.bytes.length })
+      const key = `${source}\0${path}`
+      const outcomes = outcomesOfBytes.get(read) ?? new Map<string, FileOutcome>()
+      const known = outcomes.get(key)
+      if (known !== undefined) return known
       const parsed = parseSettingsText(decodeSettingsText(read.bytes))
-      return parsed._tag === "Document"
+      const outcome: FileOutcome = parsed._tag === "Document"
         ? {
           reading: readingOfDocument(source, path, parsed.document),
           killSwitch: killSwitchInSettings(parsed.document),
           permissions: modeSettingsOfDocument(parsed.document)
         }
         : { reading: skipped(source, path, parsed.problem, parsed.reason), killSwitch: unknownIfManaged }
+      outcomesOfBytes.set(read, outcomes.set(key, outcome))
+      return outcome
     }
   }
 }
+
+/**
+ * A read's outcomes by source and path. The policy's file reader shares one read among every
+ * session of a pass (the managed files, the user's), so the text is parsed once per read, not once
+ * per session; a read is never changed, so the outcome is the same for every session that holds it.
+ */
+const outcomesOfBytes = new WeakMap<FileRead, Map<string, FileOutcome>>()
 
 /** A file Claude Code skips as a whole: it gives no value, and no warning that would hold messages. */
 export const skipped = (

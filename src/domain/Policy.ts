@@ -191,6 +191,45 @@ export const SessionPolicy = Schema.Struct({
 })
 export type SessionPolicy = typeof SessionPolicy.Type
 
+const sourceReadingJson = (r: SourceReading): SourceReading => ({
+  source: r.source,
+  path: r.path,
+  value: r.value,
+  state: r.state,
+  problem: r.problem,
+  detail: r.detail
+})
+
+const unreadInputJson = (u: UnreadInput): UnreadInput => ({ input: u.input, path: u.path, detail: u.detail })
+
+/**
+ * A policy as `SessionPolicy`'s encoding spells it (every key, in the schema's order, nothing
+ * else), without building the schema's encoder: `policy --json` prints one per live session, and
+ * the encoder cost more per session than reading its files. Every field's encoding is the identity,
+ * so this is a projection; a property test holds it to the schema.
+ */
+export const sessionPolicyJson = (p: SessionPolicy): SessionPolicy => ({
+  pid: p.pid,
+  sessionId: p.sessionId,
+  name: p.name,
+  effective: p.effective,
+  decidedBy: p.decidedBy,
+  certainty: p.certainty,
+  sources: p.sources.map(sourceReadingJson),
+  unseen: [...p.unseen],
+  killSwitch: { state: p.killSwitch.state, origin: p.killSwitch.origin },
+  partialBecause: p.partialBecause.map(unreadInputJson),
+  receiverMode: {
+    class: p.receiverMode.class,
+    mode: p.receiverMode.mode,
+    certainty: p.receiverMode.certainty,
+    partialBecause: p.receiverMode.partialBecause.map(unreadInputJson),
+    caveat: p.receiverMode.caveat
+  },
+  forSender: p.forSender.map((o) => ({ senderMode: o.senderMode, outcome: o.outcome, certainty: o.certainty })),
+  ...(p.home === undefined ? {} : { home: p.home })
+})
+
 /**
  * The inbound policy a sender of class `sender` meets: the effective value when one is set; else
  * Claude Code's parity rule, `accept` when the classes match and `hold` otherwise; null when the

@@ -141,15 +141,20 @@ const sourceContributions = (
   readings: ReadonlyArray<SourceReading>,
   settingSourcesKnown: boolean
 ): ReadonlyArray<Contribution> => {
-  let possible: ReadonlyArray<Contribution> = [nothing]
+  // While every file read so far gives one thing, the one possible contribution is the seen one:
+  // the combinations are built only once a file may give several.
+  let possible: ReadonlyArray<Contribution> | null = null
   let seen = nothing
   for (const reading of readings) {
     if (reading.source !== source) continue
     const options = fileContributions(reading)
-    possible = distinct(possible.flatMap((earlier) => options.map((option) => merge(earlier, option))))
+    if (options.length > 1 || possible !== null) {
+      possible = distinct((possible ?? [seen]).flatMap((earlier) => options.map((option) => merge(earlier, option))))
+    }
     seen = merge(seen, options[0]!)
   }
   const mayBeOff = !settingSourcesKnown && folderOrUser.has(source)
+  if (possible === null) return mayBeOff && keyOf(seen) !== keyOf(nothing) ? [seen, nothing] : [seen]
   return distinct([seen, ...possible, ...(mayBeOff ? [nothing] : [])])
 }
 
@@ -162,13 +167,14 @@ interface Dimensions {
   readonly disabled: ReadonlyArray<boolean>
 }
 
-const scenarioAt = (dimensions: Dimensions, indices: ReadonlyArray<number>): Scenario => ({
-  sources: Object.fromEntries(sources.map((source, i) => [source, dimensions.sources[i]![indices[i]!]!])) as Record<
-    SettingsSource,
-    Contribution
-  >,
-  disabled: dimensions.disabled[indices[sources.length]!]!
-})
+const scenarioAt = (dimensions: Dimensions, indices: ReadonlyArray<number>): Scenario => {
+  const at = (i: number) => dimensions.sources[i]![indices[i]!]!
+  return {
+    // In the order of `sources`.
+    sources: { policySettings: at(0), flagSettings: at(1), userSettings: at(2), localSettings: at(3), projectSettings: at(4) },
+    disabled: dimensions.disabled[indices[sources.length]!]!
+  }
+}
 
 /** Every combination of option indices, one index per dimension. */
 const combinations = (sizes: ReadonlyArray<number>): ReadonlyArray<ReadonlyArray<number>> =>
@@ -177,12 +183,16 @@ const combinations = (sizes: ReadonlyArray<number>): ReadonlyArray<ReadonlyArray
     [[]]
   )
 
+const noDimensions: ReadonlySet<number> = new Set()
+
 /**
  * The dimensions whose value alone can change the answer: two combinations that differ only there
  * give different effective values.
  */
 const decisiveDimensions = (dimensions: Dimensions): ReadonlySet<number> => {
   const sizes = [...dimensions.sources.map((options) => options.length), dimensions.disabled.length]
+  // Everything was read (the common case): one combination, and nothing to vary.
+  if (sizes.every((size) => size < 2)) return noDimensions
   const all = combinations(sizes)
   const effectives = all.map((indices) => String(decideScenario(scenarioAt(dimensions, indices)).effective))
   const decisive = new Set<number>()
@@ -240,6 +250,6 @@ export const decidePolicy = (evidence: PolicyEvidence): PolicyAnswer => {
   const seen = decideScenario(scenarioAt(dimensions, [...sources.map(() => 0), 0]))
   const decisive = decisiveDimensions(dimensions)
   return decisive.size === 0
-    ? { ...seen, certainty: "certain", partialBecause: [] }
-    : { ...seen, certainty: "partial", partialBecause: unreadInputs(evidence, decisive) }
+    ? { effective: seen.effective, decidedBy: seen.decidedBy, certainty: "certain", partialBecause: [] }
+    : { effective: seen.effective, decidedBy: seen.decidedBy, certainty: "partial", partialBecause: unreadInputs(evidence, decisive) }
 }

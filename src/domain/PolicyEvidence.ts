@@ -70,7 +70,7 @@ export const trustedLaunch = (launch: Launch, job: JobLaunch | null = null): Lau
   const environ = valueOf(launch.environ)
   const cmdline = valueOf(launch.cmdline)
   const worker = (cmdline !== null && isPreStartedWorker(cmdline)) || environ?.get("CLAUDE_BG_SOURCE")?.trim() === "spare"
-  if (!worker) return { ...launch, claimedSpare: false }
+  if (!worker) return { cmdline: launch.cmdline, environ: launch.environ, claimedSpare: false }
   const stale = "this background worker was started before its job and received the job's arguments and environment later: /proc still shows the worker's"
   const flags: Observed<ReadonlyArray<string>> = job === null
     ? unreadable(`${stale}, and the record names no job whose state holds them`)
@@ -178,13 +178,23 @@ const layerOf = (origin: KillSwitchOrigin, outcomes: ReadonlyArray<FileOutcome>)
   return layer
 }
 
-/** `.claude.json` is not a settings file, but its `env` reaches the environment all the same. */
+/**
+ * `.claude.json` is not a settings file, but its `env` reaches the environment all the same. It is
+ * often large, and one read is shared by the sessions of a pass: parsed once per read.
+ */
 const globalConfigFileLayer = (read: FileRead): KillSwitchLayer => {
   if (read._tag === "Failed") return { origin: "globalConfig", _tag: "Unreadable" }
-  const parsed = read._tag === "Bytes" ? parseSettingsText(decodeSettingsText(read.bytes)) : null
-  const value = parsed?._tag === "Document" ? killSwitchInSettings(parsed.document) : undefined
-  return value === undefined ? { origin: "globalConfig", _tag: "NotSet" } : { origin: "globalConfig", _tag: "Set", value }
+  if (read._tag !== "Bytes") return { origin: "globalConfig", _tag: "NotSet" }
+  const known = globalConfigLayers.get(read)
+  if (known !== undefined) return known
+  const parsed = parseSettingsText(decodeSettingsText(read.bytes))
+  const value = parsed._tag === "Document" ? killSwitchInSettings(parsed.document) : undefined
+  const layer: KillSwitchLayer = value === undefined ? { origin: "globalConfig", _tag: "NotSet" } : { origin: "globalConfig", _tag: "Set", value }
+  globalConfigLayers.set(read, layer)
+  return layer
 }
+
+const globalConfigLayers = new WeakMap<FileRead, KillSwitchLayer>()
 
 const sameLayer = (a: KillSwitchLayer, b: KillSwitchLayer): boolean => a._tag === b._tag && (a._tag !== "Set" || (b._tag === "Set" && a.value === b.value))
 
@@ -233,8 +243,9 @@ const killSwitchFrom = (
 
 /** The readings, the kill switch and what is known of the setting sources, for `decidePolicy`. */
 export const policyEvidenceOf = (untrusted: SessionFacts): PolicyEvidence & { readonly receiverMode: ReceiverMode } => {
-  const { claimedSpare, ...launch } = trustedLaunch(untrusted, untrusted.job ?? null)
-  const facts = { ...untrusted, ...launch }
+  const trusted = trustedLaunch(untrusted, untrusted.job ?? null)
+  const claimedSpare = trusted.claimedSpare
+  const facts: SessionFacts = { ...untrusted, cmdline: trusted.cmdline, environ: trusted.environ }
   const cmdline = valueOf(facts.cmdline)
   const args = cmdline === null ? null : claudeArgumentsOf(cmdline)
   const enabled = args === null ? null : enabledFolderSources(args, valueOf(facts.environ))
@@ -315,6 +326,7 @@ const unknownSourcesBecause = (facts: Launch): string | undefined => {
 export const sessionPolicyOf = (facts: SessionFacts): SessionPolicy => {
   const evidence = policyEvidenceOf(facts)
   const answer = decidePolicy(evidence)
+  const decided = { effective: answer.effective, certainty: answer.certainty, receiverMode: evidence.receiverMode }
   return {
     pid: facts.pid,
     sessionId: facts.sessionId,
@@ -331,6 +343,6 @@ export const sessionPolicyOf = (facts: SessionFacts): SessionPolicy => {
     killSwitch: evidence.killSwitch,
     partialBecause: answer.partialBecause,
     receiverMode: evidence.receiverMode,
-    forSender: senderModes.map((sender) => senderOutcome({ ...answer, receiverMode: evidence.receiverMode }, sender))
+    forSender: senderModes.map((sender) => senderOutcome(decided, sender))
   }
 }

@@ -208,7 +208,10 @@ export const receiverModeOf = (facts: ModeFacts): ReceiverMode => {
     background: facts.background
   })
   const classes = new Set<string>()
-  for (const files of product(fileDimensions)) {
+  // Everything was read (the common case): the one combination is the one seen.
+  const oneCombination = fileDimensions.every((options) => options.length === 1) && scrubOptions.length === 1 && acceptedOptions.length === 1
+  if (oneCombination) classes.add(classOf(seen))
+  for (const files of oneCombination ? [] : product(fileDimensions)) {
     for (const scrub of scrubOptions) {
       for (const bypassAccepted of acceptedOptions) {
         classes.add(classOf(launchMode({ args, scrub, files, bypassAccepted, background: facts.background })))

@@ -363,16 +363,43 @@ export const splitNul = (text: string): ReadonlyArray<string> => {
 }
 
 /**
+ * Where `/proc/<pid>/cmdline` and `environ` are read: procfs reports a size of 0 for them too, so
+ * `readFileSync` would allocate a 64 KiB buffer for each, twice per session. One buffer, reused and
+ * doubled when a file fills it (an environment can be large), and only the bytes read are decoded.
+ */
+let procTextBuffer = Buffer.alloc(16 * 1024)
+
+const readProcText = (file: string): string => {
+  const fd = fs.openSync(file, "r")
+  try {
+    let length = 0
+    for (;;) {
+      if (length === procTextBuffer.length) {
+        const larger = Buffer.alloc(procTextBuffer.length * 2)
+        procTextBuffer.copy(larger, 0, 0, length)
+        procTextBuffer = larger
+      }
+      const n = fs.readSync(fd, procTextBuffer, length, procTextBuffer.length - length, null)
+      if (n === 0) break
+      length += n
+    }
+    return procTextBuffer.toString("utf8", 0, length)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/**
  * Linux: `/proc/<pid>/cmdline`, `environ` and `cwd`. The environment is the block the process was
  * started with; the kernel lets only the process's own user (and root) read it.
  */
 const linuxEvidence = (pid: number): ProcessEvidence =>
   withoutStackTraces(() => ({
     arguments: procRead("the arguments", () => {
-      const words = splitNul(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8"))
+      const words = splitNul(readProcText(`/proc/${pid}/cmdline`))
       return words.length === 0 ? unreadable("the process shows no arguments: it has exited, or is a kernel thread") : read(words)
     }),
-    environment: procRead("the environment", () => read(parseEnviron(fs.readFileSync(`/proc/${pid}/environ`, "utf8")))),
+    environment: procRead("the environment", () => read(parseEnviron(readProcText(`/proc/${pid}/environ`)))),
     workingDirectory: procRead("the working directory", () => {
       const target = fs.readlinkSync(`/proc/${pid}/cwd`)
       return target.endsWith(" (deleted)") ? unreadable("its working directory has been deleted") : read(target)

@@ -55,6 +55,7 @@ export const Policy = Context.GenericTag<Policy>("claude-peers/Policy")
 const resolveAttempts = 3
 
 const same = (a: Session, b: Session): boolean => a.pid === b.pid && a.sessionId === b.sessionId
+const sameKey = (s: Session): string => `${s.pid}\0${s.sessionId}`
 
 const notRead = (fileOrNull: string | null, reason: string): FileFact => ({ path: fileOrNull, read: { _tag: "Failed", reason } })
 
@@ -97,7 +98,8 @@ const globalConfigCandidates = (
     const folders = environ === null
       ? [home.root, path.dirname(home.root)]
       : [configDir !== undefined && configDir !== "" ? configDir : environ.get("HOME") || path.dirname(home.root)]
-    const candidates = yield* Effect.forEach(folders, (folder) => reader.fact(path.join(folder, name)))
+    const candidates: Array<FileFact> = []
+    for (const folder of folders) candidates.push(yield* reader.fact(path.join(folder, name)))
     const legacy = yield* reader.fact(path.join(home.root, ".config.json"))
     return legacy.read._tag === "Missing" ? candidates : [...candidates, legacy]
   })
@@ -117,16 +119,16 @@ const projectFacts = (
     const files = projectSettingsFiles({
       folder,
       projectConfigRoot: configRoot === null ? null : path.resolve(folder, configRoot),
-      gitRoot: yield* gitRootOf(reader.files, folder),
+      gitRoot: yield* gitRootOf(reader, folder),
       homeFolder: environ?.get("HOME") ?? "",
       // Claude Code keeps the local file in the session's folder when the repository's root is
       // another user's; this reader cannot see owners, and takes the root as the session user's.
       gitRootOwnedByUser: true
     })
-    return {
-      project: yield* reader.fact(files.projectSettings),
-      local: yield* Effect.forEach(files.localSettings, reader.fact)
-    }
+    const project = yield* reader.fact(files.projectSettings)
+    const local: Array<FileFact> = []
+    for (const file of files.localSettings) local.push(yield* reader.fact(file))
+    return { project, local }
   })
 
 /** The job state's `respawnFlags`: a list of strings, or why it is not one. */
@@ -214,8 +216,11 @@ export const make = Effect.gen(function*() {
     const evidence = yield* Effect.forEach(sessions, evidenceOf)
     const still = yield* registry.list
     const reader = makeFileReader(files)
+    // The first of the second read that is the same session (pid and session id), found by key.
+    const stillByKey = new Map<string, Session>()
+    for (const s of still) if (!stillByKey.has(sameKey(s))) stillByKey.set(sameKey(s), s)
     const kept = sessions.flatMap((session, i) => {
-      const now = still.find((s) => same(s, session))
+      const now = stillByKey.get(sameKey(session))
       return now === undefined ? [] : [{ session: now, evidence: evidence[i]! }]
     })
     return yield* Effect.forEach(kept, ({ evidence, session }) => policyOf(reader, session, evidence))

@@ -21,7 +21,7 @@ import type { Observed } from "../domain/Observed.js"
 import type { FileFact } from "../domain/PolicyEvidence.js"
 import { canonicalGitRoot, type GitEntry, linkedGitDir } from "../domain/ProjectSettings.js"
 import type { ClaudeHome } from "./ClaudeHome.js"
-import type { Files } from "./Files.js"
+import type { BoundedRead, Files } from "./Files.js"
 import type { MountNamespace } from "./ProcessProbe.js"
 
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
@@ -31,44 +31,70 @@ const failed = (error: PlatformError): FileRead =>
     ? { _tag: "Failed", reason: "permission denied" }
     : { _tag: "Failed", reason: error.message }
 
+const missing: Effect.Effect<FileRead> = Effect.succeed({ _tag: "Missing" })
+const readFailed = (error: PlatformError): Effect.Effect<FileRead> => Effect.succeed(isNotFound(error) ? { _tag: "Missing" } : failed(error))
+const notAFile: Effect.Effect<FileRead> = Effect.succeed({ _tag: "NotAFile" })
+
+const fileReadOf = (outcome: BoundedRead): FileRead => {
+  switch (outcome._tag) {
+    case "Read":
+      return { _tag: "Bytes", bytes: outcome.bytes }
+    case "NotRegular":
+      return { _tag: "NotAFile" }
+    case "TooLarge":
+      return { _tag: "TooLarge", size: outcome.size }
+  }
+}
+
 /** Text files this module reads to find a repository (`.git` files, `commondir`): small, or not what git writes. */
 const gitFileMaxBytes = 64 * 1024
 
-/** Reads files once per pass: every session of a machine shares its managed files, and most share a user file. */
+/**
+ * What one pass (one `Policy.list` or `resolve`) reads, each thing once: every session of a machine
+ * shares its managed files, most share a user file, and sessions in one folder share its project
+ * files and its walk up to the repository's root. A reader lives for one pass only, never longer:
+ * the files change between calls.
+ */
 export interface FileReader {
   readonly read: (file: string) => Effect.Effect<FileRead>
   readonly fact: (file: string) => Effect.Effect<FileFact>
+  /** `make`'s answer under `key`, computed the first time it is asked in this pass. */
+  readonly once: <A>(key: string, make: () => Effect.Effect<A>) => Effect.Effect<A>
   readonly files: Files
 }
 
 export const makeFileReader = (files: Files): FileReader => {
-  const cache = new Map<string, FileRead>()
-  const readUncached = (file: string, maxBytes: number): Effect.Effect<FileRead> =>
-    Effect.gen(function*() {
-      // A missing file is the common answer (most sessions have no local or managed files): asked
-      // so that its absence is a value, not a failure built and caught.
-      const found = files.statIfExists === undefined ? Option.some(yield* files.stat(file)) : yield* files.statIfExists(file)
-      if (Option.isNone(found)) return { _tag: "Missing" } as const
-      const info = found.value
-      if (info.type !== "File") return { _tag: "NotAFile" } as const
-      if (info.size > maxBytes) return { _tag: "TooLarge", size: info.size } as const
-      const outcome = yield* files.readBounded(file, { maxBytes, followLinks: true })
-      switch (outcome._tag) {
-        case "Read":
-          return { _tag: "Bytes", bytes: outcome.bytes } as const
-        case "NotRegular":
-          return { _tag: "NotAFile" } as const
-        case "TooLarge":
-          return { _tag: "TooLarge", size: outcome.size } as const
-      }
-    }).pipe(Effect.catchAll((error) => Effect.succeed<FileRead>(isNotFound(error) ? { _tag: "Missing" } : failed(error))))
-  const read = (file: string): Effect.Effect<FileRead> =>
-    Effect.suspend(() => {
-      const known = cache.get(file)
-      if (known !== undefined) return Effect.succeed(known)
-      return Effect.tap(readUncached(file, settingsFileMaxBytes), (outcome) => Effect.sync(() => cache.set(file, outcome)))
+  const known = new Map<string, unknown>()
+  // Looked up when the effect is made, which is when a pass runs it: an answer already known costs
+  // one `succeed`, since a pass asks the same questions for every session.
+  const once = <A>(key: string, make: () => Effect.Effect<A>): Effect.Effect<A> =>
+    known.has(key) ? Effect.succeed(known.get(key) as A) : Effect.map(make(), (value) => {
+      known.set(key, value)
+      return value
     })
-  return { read, fact: (file) => Effect.map(read(file), (read) => ({ path: file, read })), files }
+  // A missing file is the common answer (most sessions have no local or managed files): asked
+  // so that its absence is a value, not a failure built and caught.
+  const statIfExists = files.statIfExists ?? ((file: string) => Effect.map(files.stat(file), Option.some))
+  const readUncached = (file: string, maxBytes: number): Effect.Effect<FileRead> =>
+    Effect.matchEffect(statIfExists(file), {
+      onFailure: readFailed,
+      onSuccess: (found): Effect.Effect<FileRead> => {
+        if (Option.isNone(found)) return missing
+        const info = found.value
+        if (info.type !== "File") return notAFile
+        if (info.size > maxBytes) return Effect.succeed({ _tag: "TooLarge", size: info.size })
+        return Effect.matchEffect(files.readBounded(file, { maxBytes, followLinks: true }), {
+          onFailure: readFailed,
+          onSuccess: (outcome) => Effect.succeed(fileReadOf(outcome))
+        })
+      }
+    })
+  const read = (file: string): Effect.Effect<FileRead> => once(`read:${file}`, () => readUncached(file, settingsFileMaxBytes))
+  const fact = (file: string): Effect.Effect<FileFact> => {
+    const done = known.get(`read:${file}`) as FileRead | undefined
+    return done === undefined ? Effect.map(read(file), (read) => ({ path: file, read })) : Effect.succeed({ path: file, read: done })
+  }
+  return { read, fact, once, files }
 }
 
 /** The text of a small file, or null when it is missing, not a file or unreadable. */
@@ -98,6 +124,9 @@ const dropInType = (type: string): DropInEntry["type"] | "Unknown" =>
  * that the answer says it could not see what might be there.
  */
 export const managedFacts = (reader: FileReader, directory: string): Effect.Effect<ReadonlyArray<FileFact>> =>
+  reader.once(`managed:${directory}`, () => managedFactsUncached(reader, directory))
+
+const managedFactsUncached = (reader: FileReader, directory: string): Effect.Effect<ReadonlyArray<FileFact>> =>
   Effect.gen(function*() {
     const base = yield* reader.fact(path.join(directory, managedFileName))
     const folder = path.join(directory, dropInDirectoryName)
@@ -113,34 +142,44 @@ export const managedFacts = (reader: FileReader, directory: string): Effect.Effe
     return [base, ...dropIns]
   })
 
-const gitEntryAt = (files: Files, folder: string): Effect.Effect<GitEntry> => {
+const gitEntryAt = (reader: FileReader, folder: string): Effect.Effect<GitEntry> => {
   const file = path.join(folder, ".git")
+  const files = reader.files
   // Most folders on the way up have no `.git`: its absence is asked as a value.
-  const found = files.lstatIfExists === undefined ? Effect.map(files.lstat(file), Option.some) : files.lstatIfExists(file)
-  return found.pipe(
-    Effect.map((info): GitEntry => {
-      if (Option.isNone(info)) return "none"
-      const type = info.value.type
-      return type === "Directory" ? "directory" : type === "File" ? "file" : type === "SymbolicLink" ? "link" : "none"
-    }),
-    Effect.orElseSucceed((): GitEntry => "none")
+  const lstatIfExists = files.lstatIfExists ?? ((file: string) => Effect.map(files.lstat(file), Option.some))
+  // Sessions in sibling folders walk up through the same parents: each is looked at once per pass.
+  return reader.once(
+    `git:${file}`,
+    () =>
+      Effect.match(lstatIfExists(file), {
+        onFailure: (): GitEntry => "none",
+        onSuccess: (info): GitEntry => {
+          if (Option.isNone(info)) return "none"
+          const type = info.value.type
+          return type === "Directory" ? "directory" : type === "File" ? "file" : type === "SymbolicLink" ? "link" : "none"
+        }
+      })
   )
 }
 
 /** The nearest folder, itself included, whose `.git` is a directory or a file; a `.git` link ends the search. */
-const nearestGitRoot = (files: Files, folder: string): Effect.Effect<{ readonly root: string; readonly entry: GitEntry } | null> =>
+const nearestGitRoot = (reader: FileReader, folder: string): Effect.Effect<{ readonly root: string; readonly entry: GitEntry } | null> =>
   Effect.gen(function*() {
     for (let current = folder;; current = path.dirname(current)) {
-      const entry = yield* gitEntryAt(files, current)
+      const entry = yield* gitEntryAt(reader, current)
       if (entry === "directory" || entry === "file") return { root: current, entry }
       if (entry === "link" || path.dirname(current) === current) return null
     }
   })
 
-/** The repository's canonical root for a folder: a linked worktree's main worktree; null outside git. */
-export const gitRootOf = (files: Files, folder: string): Effect.Effect<string | null> =>
+/** The repository's canonical root for a folder: a linked worktree's main worktree; null outside git. Found once per folder and pass. */
+export const gitRootOf = (reader: FileReader, folder: string): Effect.Effect<string | null> =>
+  reader.once(`gitRoot:${folder}`, () => gitRootUncached(reader, folder))
+
+const gitRootUncached = (reader: FileReader, folder: string): Effect.Effect<string | null> =>
   Effect.gen(function*() {
-    const found = yield* nearestGitRoot(files, folder)
+    const files = reader.files
+    const found = yield* nearestGitRoot(reader, folder)
     if (found === null) return null
     if (found.entry === "directory") return found.root
     const gitFile = yield* smallText(files, path.join(found.root, ".git"))
@@ -151,7 +190,7 @@ export const gitRootOf = (files: Files, folder: string): Effect.Effect<string | 
     const common = commondir === null ? null : path.resolve(gitDir, commondir.trim())
     const commonDirHasGitEntry = common === null || path.basename(common) === ".git"
       ? false
-      : (yield* gitEntryAt(files, common)) !== "none"
+      : (yield* gitEntryAt(reader, common)) !== "none"
     return canonicalGitRoot(found.root, { gitDir, commondir, backLink, commonDirHasGitEntry })
   })
 
@@ -169,7 +208,13 @@ const filesUnder = (files: Files, root: string): Files => ({
 
 const failedView = (files: Files, reason: string): FileReader => {
   const read = (): Effect.Effect<FileRead> => Effect.succeed({ _tag: "Failed", reason })
-  return { read, fact: (file) => Effect.succeed({ path: file, read: { _tag: "Failed", reason } }), files: filesUnder(files, "/nonexistent-mount-namespace") }
+  const root = "/nonexistent-mount-namespace"
+  return {
+    read,
+    fact: (file) => Effect.succeed({ path: file, read: { _tag: "Failed", reason } }),
+    once: (_key, make) => make(),
+    files: filesUnder(files, root)
+  }
 }
 
 /**
@@ -193,7 +238,13 @@ export const sessionView = (shared: FileReader, pid: number, mount: Observed<Mou
       }
       : read
   const read = (file: string) => Effect.map(shared.read(root + file), through)
-  return { read, fact: (file) => Effect.map(read(file), (outcome) => ({ path: root + file, read: outcome })), files: filesUnder(shared.files, root) }
+  return {
+    read,
+    fact: (file) => Effect.map(read(file), (outcome) => ({ path: root + file, read: outcome })),
+    // Keyed by the root as well: the same path names another file in another namespace.
+    once: (key, make) => shared.once(`${root}\0${key}`, make),
+    files: filesUnder(shared.files, root)
+  }
 }
 
 /**
