@@ -14,17 +14,20 @@
  *   (`would_be_held`, 10, without `--allow-hold`) and delivered, as `policy` predicts for the
  *   relay's prompting class;
  * - `stopped`: a receiver stopped with SIGSTOP → `delivery_failed` (`target_stopped`, 11) at once,
- *   no relay, though `policy` still answers for it; continued with SIGCONT → delivered, once.
+ *   no relay, though `policy` still answers for it; continued with SIGCONT → delivered, once;
+ * - `other-uid` (as root, with a `nobody` user): root's receiver in a home nobody can read, sent to
+ *   by claude-peers run as nobody → `not_addressable` (8, another user's), no relay, nothing arrives.
  * In every scenario `claude-peers policy`'s prediction must be the send's answer (send-judgement.mjs)
- * unless the scenario names what it must be instead (a stopped session),
+ * unless the scenario names what it must be instead (a stopped or another user's session),
  * and a relay must start exactly when one should: the relays' Claude Code is a wrapper that counts
  * its starts, so "no relay started" is counted, never inferred from the answer.
  *
  * Runs alone too: `node scripts/check-claude/send.mjs [policies] [not-live] [shared-name] [parity]
- * [stopped]` (its own home, mock API and tmux; every phase when none is named).
+ * [stopped] [other-uid]` (its own home, mock API and tmux; every phase when none is named).
  */
+import { spawnSync } from "node:child_process"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as delay } from "node:timers/promises"
@@ -42,7 +45,7 @@ import { CheckFailed, makeLog, runProgram, waitFor } from "./tools.mjs"
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
 const commandPath = join(repoRoot, "bin", "claude-peers.js")
 
-export const sendPhaseNames = ["policies", "not-live", "shared-name", "parity", "stopped"]
+export const sendPhaseNames = ["policies", "not-live", "shared-name", "parity", "stopped", "other-uid"]
 
 /**
  * The Claude Code the relays run: a shell wrapper that appends a line to a file each time it
@@ -297,7 +300,92 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
       return [refused, delivered]
     })
 
-  return { policies, "not-live": notLive, "shared-name": sharedName, parity, stopped }
+  /** Why `other-uid` cannot run here (null when it can): it needs root, a `nobody` user and setpriv. */
+  const otherUserUnavailable = () => {
+    if (process.getuid?.() !== 0) return "not running as root"
+    const id = (flag) => spawnSync("id", [flag, "nobody"], { encoding: "utf8" })
+    const [uid, gid] = [id("-u"), id("-g")]
+    if (uid.status !== 0 || gid.status !== 0) return "no user nobody"
+    if (spawnSync("setpriv", ["--version"]).status !== 0) return "no setpriv"
+    return { uid: uid.stdout.trim(), gid: gid.stdout.trim() }
+  }
+
+  const otherUid = async () => {
+    const title = "another user's receiver (claude-peers run as nobody)"
+    const nobody = otherUserUnavailable()
+    if (typeof nobody === "string") {
+      log(`send phase other-uid: skipped: ${nobody}`)
+      process.stdout.write(`\n## send: ${title}\n\nskipped: ${nobody}\n`)
+      return { rows: [], ok: true }
+    }
+    // A home of root's that nobody can read (the run's directory is root's alone), its receiver root's.
+    const root = realpathSync(mkdtempSync(join("/tmp", "cps-other-")))
+    const label = "send-other-uid"
+    let receiverPid = null
+    try {
+      chmodSync(root, 0o755)
+      const otherHome = join(root, "home")
+      const otherWork = join(root, "work")
+      mkdirSync(otherWork, { recursive: true })
+      writeClaudeHome({ home: otherHome, workDirectories: [otherWork] })
+      // Relays nobody would start are counted too: the wrapper and its count are nobody's to run and write.
+      const counter = makeRelayCounter(root, claude)
+      writeFileSync(join(root, "relay-starts"), "", { mode: 0o666 })
+      chmodSync(join(root, "relay-starts"), 0o666)
+      const otherDriver = makeDriver({ tmux, registry: makeRegistry(otherHome), claude, log })
+      otherDriver.start(label, otherWork, ["--name", label], { CLAUDE_CONFIG_DIR: otherHome })
+      const { record } = await otherDriver.up(label)
+      receiverPid = record.pid
+      spawnSync("chmod", ["-R", "a+rX", otherHome])
+      const nobodyEnv = { ...peersEnv, HOME: root, CLAUDE_PEERS_CLAUDE_BIN: counter.wrapper }
+      delete nobodyEnv.XDG_RUNTIME_DIR
+      delete nobodyEnv.TMPDIR
+      const asNobody = (args) =>
+        runProgram(
+          "setpriv",
+          ["--reuid", nobody.uid, "--regid", nobody.gid, "--clear-groups", process.execPath, commandPath, "--claude-home", otherHome, ...args, "--json"],
+          { cwd: root, env: nobodyEnv, timeoutMs: 120_000 }
+        )
+      const receivers = { [label]: record }
+      // `policy` answers for another user's session too (Policy.resolve allows it: the session has a policy); the send refuses it.
+      const expected = { exit: 8, answer: "not_addressable", relays: 0, arrivals: { [label]: 0 }, policy: "delivered" }
+      const rows = [
+        await scenario({
+          name: `root's session (pid ${record.pid}) by id, sent by nobody`,
+          target: [record.sessionId],
+          receivers,
+          receiverHome: otherHome,
+          run: asNobody,
+          counter,
+          expected
+        }),
+        await scenario({
+          name: `root's session by name, sent by nobody`,
+          target: ["--name", label],
+          receivers,
+          receiverHome: otherHome,
+          run: asNobody,
+          counter,
+          expected
+        })
+      ]
+      // The refusal must say why: the session is another user's.
+      for (const row of rows) {
+        if (!/another user|other_user/.test(row.send.text)) row.problems.push(`the refusal does not say the session is another user's: ${row.send.text}`)
+      }
+      process.stdout.write(`\n## send: ${title}\n\n${renderSendTable(rows)}\n`)
+      return { rows, ok: rows.every((row) => row.problems.length === 0) }
+    } finally {
+      // Its home goes with the phase, so the receiver goes first.
+      if (receiverPid !== null && isRunning(receiverPid)) {
+        process.kill(receiverPid, "SIGKILL")
+        await waitFor(`${label} to end`, () => !isRunning(receiverPid), { timeoutMs: 10_000, intervalMs: 100 }).catch(() => false)
+      }
+      rmSync(root, { recursive: true, force: true })
+    }
+  }
+
+  return { policies, "not-live": notLive, "shared-name": sharedName, parity, stopped, "other-uid": otherUid }
 }
 
 /** The send phases named (every one by default), one after another: `{ phases, ok }`. */
