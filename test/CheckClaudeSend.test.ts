@@ -31,6 +31,8 @@ interface Expected {
   readonly relays: number
   readonly arrivals?: Record<string, number>
   readonly heldOnScreen?: string
+  readonly policy?: string
+  readonly withinMs?: number
 }
 interface Seen {
   readonly send: SendAnswer
@@ -38,6 +40,7 @@ interface Seen {
   readonly relays: number
   readonly arrivals: Record<string, number>
   readonly heldOnScreen?: Record<string, boolean>
+  readonly ms?: number
 }
 
 const root = join(import.meta.dirname, "..")
@@ -153,6 +156,38 @@ describe("judging a send scenario", () => {
       arrivals: {}
     }
     expect(judgeSend({ exit: 4, answer: "identity_mismatch", relays: 0 }, seen)).toEqual(["policy predicts not_live, the send answered identity_mismatch"])
+  })
+
+  it("holds policy to the answer expected where the send refuses for what no policy decides", () => {
+    const stopped: Seen = {
+      send: readSendAnswer(failure(11, { reason: "delivery_failed", cause: "target_stopped", predicted: predicted("accept") })),
+      policy: { answer: "delivered", effective: "accept" },
+      relays: 0,
+      arrivals: { r: 0 },
+      ms: 400
+    }
+    const expectStopped: Expected = { exit: 11, answer: "delivery_failed (target_stopped)", relays: 0, arrivals: { r: 0 }, policy: "delivered" }
+    expect(judgeSend(expectStopped, stopped)).toEqual([])
+    expect(judgeSend(expectStopped, { ...stopped, policy: { answer: "held", effective: "hold" } })).toEqual([
+      "policy predicts held, expected delivered",
+      "the send predicted accept, policy hold"
+    ])
+    expect(judgeSend({ exit: 11, answer: "delivery_failed (target_stopped)", relays: 0, arrivals: { r: 0 } }, stopped)).toEqual([
+      "policy predicts delivered, the send answered delivery_failed (target_stopped)"
+    ])
+  })
+
+  it("fails a send slower than the scenario allows, or not timed", () => {
+    const base: Seen = {
+      send: readSendAnswer(failure(3, { reason: "not_live" })),
+      policy: { answer: "not_live", effective: undefined },
+      relays: 0,
+      arrivals: {}
+    }
+    const quick: Expected = { exit: 3, answer: "not_live", relays: 0, withinMs: 5000 }
+    expect(judgeSend(quick, { ...base, ms: 5000 })).toEqual([])
+    expect(judgeSend(quick, { ...base, ms: 5001 })).toEqual(["took 5001 ms, expected at most 5000"])
+    expect(judgeSend(quick, base)).toEqual(["took undefined ms, expected at most 5000"])
   })
 
   it("fails a held message that the receiver does not show", () => {

@@ -69,10 +69,13 @@ export const readPolicyAnswer = ({ exit, stdout }, pid = null) => {
 
 /**
  * What a scenario expected against what was seen; a list of what differs, empty when it passed.
- * `expected`: `{ exit, answer, relays, arrivals?: { label: count }, heldOnScreen?: label }`.
- * `seen`: `{ send (readSendAnswer), policy (readPolicyAnswer), relays, arrivals: { label: count },
- * heldOnScreen: { label: boolean } }`. Whatever the scenario, `policy`'s prediction must be the
- * send's answer, and the send's own prediction `policy`'s.
+ * `expected`: `{ exit, answer, relays, arrivals?: { label: count }, heldOnScreen?: label, policy?,
+ * withinMs? }`. `seen`: `{ send (readSendAnswer), policy (readPolicyAnswer), relays, arrivals: {
+ * label: count }, heldOnScreen: { label: boolean }, ms? }`. `policy`'s prediction must be the send's
+ * answer, or `expected.policy` where the send refuses for what no policy decides (`policy` still
+ * answers for a stopped process and another user's session; the send is `delivery_failed` and
+ * `not_addressable`); the send's own prediction
+ * must be `policy`'s; `withinMs` bounds the send's time.
  */
 export const judgeSend = (expected, seen) => {
   const problems = []
@@ -85,7 +88,12 @@ export const judgeSend = (expected, seen) => {
   if (expected.heldOnScreen !== undefined && seen.heldOnScreen?.[expected.heldOnScreen] !== true) {
     problems.push(`${expected.heldOnScreen}'s screen does not show the held message`)
   }
-  if (seen.policy.answer !== seen.send.answer) problems.push(`policy predicts ${seen.policy.answer}, the send answered ${seen.send.answer}`)
+  if (expected.withinMs !== undefined && !(seen.ms <= expected.withinMs)) problems.push(`took ${seen.ms} ms, expected at most ${expected.withinMs}`)
+  if (expected.policy !== undefined) {
+    if (seen.policy.answer !== expected.policy) problems.push(`policy predicts ${seen.policy.answer}, expected ${expected.policy}`)
+  } else if (seen.policy.answer !== seen.send.answer) {
+    problems.push(`policy predicts ${seen.policy.answer}, the send answered ${seen.send.answer}`)
+  }
   if (seen.send.predicted !== undefined && seen.send.predicted !== seen.policy.effective) {
     problems.push(`the send predicted ${seen.send.predicted}, policy ${seen.policy.effective ?? seen.policy.answer}`)
   }

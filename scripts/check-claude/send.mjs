@@ -12,16 +12,22 @@
  *   delivered to that job, and nothing in the other one's transcript;
  * - `parity`: nothing set anywhere, a receiver in bypassPermissions and one in default mode: held
  *   (`would_be_held`, 10, without `--allow-hold`) and delivered, as `policy` predicts for the
- *   relay's prompting class.
- * In every scenario `claude-peers policy`'s prediction must be the send's answer (send-judgement.mjs),
+ *   relay's prompting class;
+ * - `stopped`: a receiver stopped with SIGSTOP → `delivery_failed` (`target_stopped`, 11) at once,
+ *   no relay, though `policy` still answers for it; continued with SIGCONT → delivered, once;
+ * - `other-uid` (as root, with a `nobody` user): root's receiver in a home nobody can read, sent to
+ *   by claude-peers run as nobody → `not_addressable` (8, another user's), no relay, nothing arrives.
+ * In every scenario `claude-peers policy`'s prediction must be the send's answer (send-judgement.mjs)
+ * unless the scenario names what it must be instead (a stopped or another user's session),
  * and a relay must start exactly when one should: the relays' Claude Code is a wrapper that counts
  * its starts, so "no relay started" is counted, never inferred from the answer.
  *
- * Runs alone too: `node scripts/check-claude/send.mjs [policies] [not-live] [shared-name] [parity]`
- * (its own home, mock API and tmux; every phase when none is named).
+ * Runs alone too: `node scripts/check-claude/send.mjs [policies] [not-live] [shared-name] [parity]
+ * [stopped] [other-uid]` (its own home, mock API and tmux; every phase when none is named).
  */
+import { spawnSync } from "node:child_process"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as delay } from "node:timers/promises"
@@ -39,7 +45,7 @@ import { CheckFailed, makeLog, runProgram, waitFor } from "./tools.mjs"
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
 const commandPath = join(repoRoot, "bin", "claude-peers.js")
 
-export const sendPhaseNames = ["policies", "not-live", "shared-name", "parity"]
+export const sendPhaseNames = ["policies", "not-live", "shared-name", "parity", "stopped", "other-uid"]
 
 /**
  * The Claude Code the relays run: a shell wrapper that appends a line to a file each time it
@@ -92,22 +98,25 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
   /**
    * One send and its judgement. `target` is the send's query (`[SESSION_ID]` or `["--name", N]`),
    * `policyQuery` `policy`'s (the listing, `[]`, where the query has no answer there); `receivers`
-   * maps a label to the record whose transcript `expected.arrivals` counts.
+   * maps a label to the record whose transcript (in `receiverHome`) `expected.arrivals` counts;
+   * `run` runs claude-peers (`peers`, or as another user), whose relay starts `counter` counts.
    */
-  const scenario = async ({ expected, flags = [], name, policyQuery, receivers = {}, target }) => {
+  const scenario = async ({ counter = relays, expected, flags = [], name, policyQuery, receiverHome = home, receivers = {}, run = peers, target }) => {
     const message = `claude-peers send check ${randomBytes(4).toString("hex")}`
-    const policyRun = await peers(["policy", ...(policyQuery ?? target)])
-    const before = relays.count()
+    const policyRun = await run(["policy", ...(policyQuery ?? target)])
+    const before = counter.count()
     const started = Date.now()
-    const send = readSendAnswer(await peers(["send", ...target, message, ...flags]))
+    const send = readSendAnswer(await run(["send", ...target, message, ...flags]))
     const ms = Date.now() - started
-    const relaysStarted = relays.count() - before
+    const relaysStarted = counter.count() - before
     const policy = readPolicyAnswer(policyRun, send.pid)
     // A receiver writes its transcript as it takes the message in; what must not arrive gets a few seconds to show that it does not.
     const awaited = Object.entries(expected.arrivals ?? {}).filter(([, count]) => count > 0).map(([label]) => label)
     const shownHeld = (label) => tmux.screen(label).includes("Held") && tmux.screen(label).includes(message)
     if (awaited.length > 0) {
-      await waitFor("the message in the transcript", () => awaited.every((label) => arrivals(home, receivers[label], message) > 0), { timeoutMs: 20_000 })
+      await waitFor("the message in the transcript", () => awaited.every((label) => arrivals(receiverHome, receivers[label], message) > 0), {
+        timeoutMs: 20_000
+      })
         .catch(() => false)
     } else if (expected.heldOnScreen !== undefined) {
       await waitFor("the held message on the screen", () => shownHeld(expected.heldOnScreen), { timeoutMs: 15_000 }).catch(() => false)
@@ -117,7 +126,8 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
       send,
       policy,
       relays: relaysStarted,
-      arrivals: Object.fromEntries(Object.keys(expected.arrivals ?? {}).map((label) => [label, arrivals(home, receivers[label], message)])),
+      ms,
+      arrivals: Object.fromEntries(Object.keys(expected.arrivals ?? {}).map((label) => [label, arrivals(receiverHome, receivers[label], message)])),
       heldOnScreen: expected.heldOnScreen === undefined ? {} : { [expected.heldOnScreen]: shownHeld(expected.heldOnScreen) }
     }
     const problems = judgeSend(expected, seen)
@@ -126,7 +136,7 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
         problems.length === 0 ? "ok" : `WRONG: ${problems.join("; ")}`
       } (${send.text.slice(0, 160)})`
     )
-    return { scenario: name, ...seen, ms, problems }
+    return { scenario: name, message, ...seen, problems }
   }
 
   const phase = async (title, scenarios) => {
@@ -135,12 +145,12 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
     return { rows, ok: rows.every((row) => row.problems.length === 0) }
   }
 
-  /** Interactive receivers in `work`, each with a name of its own (derived names collide): label → record. */
-  const startReceivers = async (specs) => {
-    for (const { args = [], environment, label } of specs) driver.start(label, work, ["--name", label, ...args], environment)
+  /** Interactive receivers in `work` (started by `through`, the driver by default), each with a name of its own (derived names collide): label → record. */
+  const startReceivers = async (specs, through = driver) => {
+    for (const { args = [], environment, label } of specs) through.start(label, work, ["--name", label, ...args], environment)
     const up = await Promise.all(specs.map(async ({ bypass, label }) => {
-      if (bypass === true) await driver.acceptBypassWarning(label)
-      return [label, (await driver.up(label)).record]
+      if (bypass === true) await through.acceptBypassWarning(label)
+      return [label, (await through.up(label)).record]
     }))
     return Object.fromEntries(up)
   }
@@ -247,7 +257,135 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
       ]
     })
 
-  return { policies, "not-live": notLive, "shared-name": sharedName, parity }
+  const stopped = () =>
+    phase("a stopped receiver (SIGSTOP, then SIGCONT)", async () => {
+      // tmux continues a pane's process that it sees stop (SIGCONT to its group), so the receiver runs under a
+      // shell that waits for it: the shell is tmux's child, and it does not stop.
+      const underShell = join(runDirectory, "claude-under-sh")
+      writeFileSync(underShell, `#!/bin/sh\n'${claude.replace(/'/g, "'\\''")}' "$@"\n`, { mode: 0o755 })
+      const receivers = await startReceivers([{ label: "send-stopped" }], makeDriver({ tmux, registry, claude: underShell, log }))
+      const receiver = receivers["send-stopped"]
+      const target = [receiver.sessionId]
+      const state = () => processStat(receiver.pid)?.state
+      process.kill(receiver.pid, "SIGSTOP")
+      let refused
+      try {
+        await waitFor("send-stopped to stop", () => state() === "T" || state() === "t", { timeoutMs: 5000, intervalMs: 50 })
+          .catch((error) => {
+            throw new CheckFailed(`${error.message}: pid ${receiver.pid} is in state ${state()}`)
+          })
+        refused = await scenario({
+          name: `stopped (SIGSTOP, pid ${receiver.pid})`,
+          target,
+          receivers,
+          // `policy` answers for the session (a stopped process keeps its policy); the send refuses it rather than hang.
+          expected: { exit: 11, answer: "delivery_failed (target_stopped)", relays: 0, arrivals: { "send-stopped": 0 }, policy: "delivered", withinMs: 5000 }
+        })
+      } finally {
+        process.kill(receiver.pid, "SIGCONT")
+      }
+      await waitFor("send-stopped to run again", () => state() !== "T" && state() !== "t", { timeoutMs: 5000, intervalMs: 50 })
+      const delivered = await scenario({
+        name: "continued (SIGCONT)",
+        target,
+        receivers,
+        expected: { exit: 0, answer: "delivered", relays: 1, arrivals: { "send-stopped": 1 } }
+      })
+      // Nothing was relayed while it was stopped, so nothing arrives once it runs again either.
+      const late = arrivals(home, receiver, refused.message)
+      if (late !== 0) {
+        refused.problems.push(`${late} arrivals of the refused message once continued, expected 0`)
+        log(`send: ${refused.scenario}: WRONG: the refused message arrived once the receiver was continued`)
+      }
+      return [refused, delivered]
+    })
+
+  /** Why `other-uid` cannot run here (null when it can): it needs root, a `nobody` user and setpriv. */
+  const otherUserUnavailable = () => {
+    if (process.getuid?.() !== 0) return "not running as root"
+    const id = (flag) => spawnSync("id", [flag, "nobody"], { encoding: "utf8" })
+    const [uid, gid] = [id("-u"), id("-g")]
+    if (uid.status !== 0 || gid.status !== 0) return "no user nobody"
+    if (spawnSync("setpriv", ["--version"]).status !== 0) return "no setpriv"
+    return { uid: uid.stdout.trim(), gid: gid.stdout.trim() }
+  }
+
+  const otherUid = async () => {
+    const title = "another user's receiver (claude-peers run as nobody)"
+    const nobody = otherUserUnavailable()
+    if (typeof nobody === "string") {
+      log(`send phase other-uid: skipped: ${nobody}`)
+      process.stdout.write(`\n## send: ${title}\n\nskipped: ${nobody}\n`)
+      return { rows: [], ok: true }
+    }
+    // A home of root's that nobody can read (the run's directory is root's alone), its receiver root's.
+    const root = realpathSync(mkdtempSync(join("/tmp", "cps-other-")))
+    const label = "send-other-uid"
+    let receiverPid = null
+    try {
+      chmodSync(root, 0o755)
+      const otherHome = join(root, "home")
+      const otherWork = join(root, "work")
+      mkdirSync(otherWork, { recursive: true })
+      writeClaudeHome({ home: otherHome, workDirectories: [otherWork] })
+      // Relays nobody would start are counted too: the wrapper and its count are nobody's to run and write.
+      const counter = makeRelayCounter(root, claude)
+      writeFileSync(join(root, "relay-starts"), "", { mode: 0o666 })
+      chmodSync(join(root, "relay-starts"), 0o666)
+      const otherDriver = makeDriver({ tmux, registry: makeRegistry(otherHome), claude, log })
+      otherDriver.start(label, otherWork, ["--name", label], { CLAUDE_CONFIG_DIR: otherHome })
+      const { record } = await otherDriver.up(label)
+      receiverPid = record.pid
+      spawnSync("chmod", ["-R", "a+rX", otherHome])
+      const nobodyEnv = { ...peersEnv, HOME: root, CLAUDE_PEERS_CLAUDE_BIN: counter.wrapper }
+      delete nobodyEnv.XDG_RUNTIME_DIR
+      delete nobodyEnv.TMPDIR
+      const asNobody = (args) =>
+        runProgram(
+          "setpriv",
+          ["--reuid", nobody.uid, "--regid", nobody.gid, "--clear-groups", process.execPath, commandPath, "--claude-home", otherHome, ...args, "--json"],
+          { cwd: root, env: nobodyEnv, timeoutMs: 120_000 }
+        )
+      const receivers = { [label]: record }
+      // `policy` answers for another user's session too (Policy.resolve allows it: the session has a policy); the send refuses it.
+      const expected = { exit: 8, answer: "not_addressable", relays: 0, arrivals: { [label]: 0 }, policy: "delivered" }
+      const rows = [
+        await scenario({
+          name: `root's session (pid ${record.pid}) by id, sent by nobody`,
+          target: [record.sessionId],
+          receivers,
+          receiverHome: otherHome,
+          run: asNobody,
+          counter,
+          expected
+        }),
+        await scenario({
+          name: `root's session by name, sent by nobody`,
+          target: ["--name", label],
+          receivers,
+          receiverHome: otherHome,
+          run: asNobody,
+          counter,
+          expected
+        })
+      ]
+      // The refusal must say why: the session is another user's.
+      for (const row of rows) {
+        if (!/another user|other_user/.test(row.send.text)) row.problems.push(`the refusal does not say the session is another user's: ${row.send.text}`)
+      }
+      process.stdout.write(`\n## send: ${title}\n\n${renderSendTable(rows)}\n`)
+      return { rows, ok: rows.every((row) => row.problems.length === 0) }
+    } finally {
+      // Its home goes with the phase, so the receiver goes first.
+      if (receiverPid !== null && isRunning(receiverPid)) {
+        process.kill(receiverPid, "SIGKILL")
+        await waitFor(`${label} to end`, () => !isRunning(receiverPid), { timeoutMs: 10_000, intervalMs: 100 }).catch(() => false)
+      }
+      rmSync(root, { recursive: true, force: true })
+    }
+  }
+
+  return { policies, "not-live": notLive, "shared-name": sharedName, parity, stopped, "other-uid": otherUid }
 }
 
 /** The send phases named (every one by default), one after another: `{ phases, ok }`. */
