@@ -32,45 +32,6 @@ const portsNode = (options: NodeOptions): Context.Context<Ports> =>
     )
   )
 
-/** Runs one service's `make` over the ports (and what `make` also needs, provided by `inner`), for `effect` alone. */
-const provideOne = <S, I, N = never>(
-  tag: Context.Tag<I, S>,
-  make: Effect.Effect<S, never, Ports | N>,
-  inner: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, N> | Ports> = (effect) => effect as Effect.Effect<never, never, never>
-) =>
-(options: NodeOptions = {}) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, I | N | Ports>> =>
-  Effect.suspend(() => {
-    const provided = inner(Effect.provideServiceEffect(effect, tag, make))
-    const timed = options.timing === undefined ? provided : Effect.provideService(provided, Timing.Timing, Timing.make(options.timing))
-    return Effect.provide(timed, portsNode(options)) as Effect.Effect<A, E, Exclude<R, I | N | Ports>>
-  })
-
-/** The registry over the ports. */
-export const provideNodeRegistry = provideOne(Registry.Registry, Registry.make)
-
-/** The settings over the ports. */
-export const provideNodeSettings = provideOne(Settings.Settings, Settings.make)
-
-/** Delivery, and the policy, registry and relay it sends through, over the ports. */
-export const provideNodeDelivery = provideOne(
-  Delivery.Delivery,
-  Delivery.make,
-  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    effect.pipe(
-      Effect.provideServiceEffect(Policy.Policy, Policy.make),
-      Effect.provideServiceEffect(Registry.Registry, Registry.make),
-      Effect.provideServiceEffect(Relay, Effect.sync(() => RelayNode.make()))
-    ) as Effect.Effect<A, E, Exclude<R, Policy.Policy | Registry.Registry | Relay> | Ports>
-)
-
-/** The policy, and the registry it reads, over the ports. */
-export const provideNodePolicy = provideOne(
-  Policy.Policy,
-  Policy.make,
-  <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideServiceEffect(effect, Registry.Registry, Registry.make)
-)
-
 /** The homes of an invocation that asked for several: `claudeHome` (or the default home) first. */
 const homesNode = (options: NodeOptions) =>
   Effect.flatMap(ClaudeHomes.standardHomes, (standard) =>
@@ -79,36 +40,58 @@ const homesNode = (options: NodeOptions) =>
       all: options.allHomes === true
     }, { ...options, standard }))
 
-/** The registry over several homes (and the services `I` that `service` provides over it), over the ports. */
-const provideHomes = <I = never>(
-  options: NodeOptions,
-  service: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, I> | Registry.Registry | Ports>
+/** The registry of the options' one home, or of the several homes they ask for. */
+const provideRegistry = (options: NodeOptions) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Registry.Registry> | Ports> =>
+  (options.claudeHomes === undefined
+    ? Effect.provideServiceEffect(effect, Registry.Registry, Registry.make)
+    : Effect.provideServiceEffect(
+      Effect.provideServiceEffect(effect, Registry.Registry, Registry.makeHomes),
+      ClaudeHomes.ClaudeHomes,
+      homesNode(options)
+    )) as Effect.Effect<A, E, Exclude<R, Registry.Registry> | Ports>
+
+/** `provided` with the options' timing and the Node ports. */
+const overPorts = <A, E, R>(options: NodeOptions, provided: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Ports | Timing.Timing>> => {
+  const timed = options.timing === undefined ? provided : Effect.provideService(provided, Timing.Timing, Timing.make(options.timing))
+  return Effect.provide(timed, portsNode(options)) as Effect.Effect<A, E, Exclude<R, Ports | Timing.Timing>>
+}
+
+/**
+ * Runs one service's `make` over the ports (and what `make` also needs, provided by `inner`, which
+ * is given the options), for `effect` alone.
+ */
+const provideOne = <S, I, N = never>(
+  tag: Context.Tag<I, S>,
+  make: Effect.Effect<S, never, Ports | N>,
+  inner: (options: NodeOptions) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, N> | Ports> = () => (effect) =>
+    effect as Effect.Effect<never, never, never>
 ) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, I | Registry.Registry | ClaudeHomes.ClaudeHomes | Ports>> =>
-  Effect.suspend(() => {
-    const withService = service(effect)
-    const withRegistry = Effect.provideServiceEffect(withService, Registry.Registry, Registry.makeHomes)
-    const withHomes = Effect.provideServiceEffect(withRegistry, ClaudeHomes.ClaudeHomes, homesNode(options))
-    const timed = options.timing === undefined ? withHomes : Effect.provideService(withHomes, Timing.Timing, Timing.make(options.timing))
-    return Effect.provide(timed as Effect.Effect<A, E, Ports>, portsNode(options)) as Effect.Effect<
-      A,
-      E,
-      Exclude<R, I | Registry.Registry | ClaudeHomes.ClaudeHomes | Ports>
-    >
-  })
+(options: NodeOptions = {}) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, I | N | Ports>> =>
+  Effect.suspend(() => overPorts(options, inner(options)(Effect.provideServiceEffect(effect, tag, make)))) as Effect.Effect<
+    A,
+    E,
+    Exclude<R, I | N | Ports>
+  >
 
-/** The registry over several homes, over the ports. */
-export const provideNodeRegistryHomes = (options: NodeOptions = {}) => provideHomes(options, (effect) => effect)
+/** The registry of one home or several, over the ports. */
+export const provideNodeRegistry =
+  (options: NodeOptions = {}) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Registry.Registry | Ports>> =>
+    Effect.suspend(() => overPorts(options, provideRegistry(options)(effect))) as Effect.Effect<A, E, Exclude<R, Registry.Registry | Ports>>
 
-/** The policy, and the registry over several homes it reads, over the ports. */
-export const provideNodePolicyHomes = (options: NodeOptions = {}) =>
-  provideHomes<Policy.Policy>(options, (effect) => Effect.provideServiceEffect(effect, Policy.Policy, Policy.make))
+/** The settings over the ports. */
+export const provideNodeSettings = provideOne(Settings.Settings, Settings.make)
 
-/** Delivery, and the policy and relay it sends through, over the registry of several homes and the ports. */
-export const provideNodeDeliveryHomes = (options: NodeOptions = {}) =>
-  provideHomes<Delivery.Delivery | Policy.Policy | Relay>(options, <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    effect.pipe(
-      Effect.provideServiceEffect(Delivery.Delivery, Delivery.make),
+/** Delivery, and the policy, registry (of one home or several) and relay it sends through, over the ports. */
+export const provideNodeDelivery = provideOne(
+  Delivery.Delivery,
+  Delivery.make,
+  (options) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    provideRegistry(options)(effect.pipe(
       Effect.provideServiceEffect(Policy.Policy, Policy.make),
       Effect.provideServiceEffect(Relay, Effect.sync(() => RelayNode.make()))
-    ) as Effect.Effect<A, E, Exclude<R, Delivery.Delivery | Policy.Policy | Relay> | Registry.Registry | Ports>)
+    )) as Effect.Effect<A, E, Exclude<R, Policy.Policy | Registry.Registry | Relay> | Ports>
+)
+
+/** The policy, and the registry (of one home or several) it reads, over the ports. */
+export const provideNodePolicy = provideOne(Policy.Policy, Policy.make, provideRegistry)

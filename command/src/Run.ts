@@ -14,19 +14,9 @@ import * as Handlers from "../../src/cli/Handlers.js"
 import type { CommandOf, Invocation } from "../../src/cli/Invocation.js"
 import { reportFailures } from "../../src/cli/Report.js"
 import { layerNode, type NodeOptions } from "../../src/layers/Node.js"
-import type { Ports } from "../../src/layers/Services.js"
 import { rootOf, userHome } from "../../src/services/ClaudeHome.js"
-import type { Registry } from "../../src/services/Registry.js"
 import { type PlatformError, SystemError } from "./PlatformErrorsOnFirstUse.js"
-import {
-  provideNodeDelivery,
-  provideNodeDeliveryHomes,
-  provideNodePolicy,
-  provideNodePolicyHomes,
-  provideNodeRegistry,
-  provideNodeRegistryHomes,
-  provideNodeSettings
-} from "./Provide.js"
+import { provideNodeDelivery, provideNodePolicy, provideNodeRegistry, provideNodeSettings } from "./Provide.js"
 import { endedOnSignal, interruptedOnSignal } from "./Signals.js"
 
 /**
@@ -84,18 +74,12 @@ const optionsOf = (invocation: Invocation, home: string): NodeOptions =>
 const inHome = <A, E, R>(invocation: Invocation, run: (options: NodeOptions) => Effect.Effect<A, E, R>) =>
   Effect.flatMap(reportFailures(invocation.json)(claudeHome(invocation)), (home) => run(optionsOf(invocation, home)))
 
-/** The registry of the invocation's home, or of its several homes. */
-const registryFor = (options: NodeOptions) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Registry | Ports>> =>
-  options.claudeHomes === undefined
-    ? provideNodeRegistry(options)(effect)
-    : provideNodeRegistryHomes(options)(effect) as Effect.Effect<A, E, Exclude<R, Registry | Ports>>
+export const runList = (invocation: Invocation) => inHome(invocation, (options) => Handlers.list(invocation.json).pipe(provideNodeRegistry(options)))
 
-export const runList = (invocation: Invocation) => inHome(invocation, (options) => Handlers.list(invocation.json).pipe(registryFor(options)))
-
-export const runInspect = (invocation: Invocation) => inHome(invocation, (options) => Handlers.inspect(invocation.json).pipe(registryFor(options)))
+export const runInspect = (invocation: Invocation) => inHome(invocation, (options) => Handlers.inspect(invocation.json).pipe(provideNodeRegistry(options)))
 
 export const runResolve = (invocation: Invocation, command: CommandOf<"resolve">) =>
-  inHome(invocation, (options) => Handlers.resolve(invocation.json, command).pipe(registryFor(options)))
+  inHome(invocation, (options) => Handlers.resolve(invocation.json, command).pipe(provideNodeRegistry(options)))
 
 export const runSettingsGet = (invocation: Invocation) =>
   inHome(invocation, (options) => Handlers.settingsGet(invocation.json).pipe(provideNodeSettings(options)))
@@ -113,8 +97,7 @@ export const runSettingsReset = (invocation: Invocation, command: CommandOf<"set
 export const runPolicy = (invocation: Invocation, command: CommandOf<"policy">) =>
   inHome(invocation, (options) => {
     const withManaged = { ...options, managedSettingsDirectory: command.managedDirectory }
-    const effect = Handlers.policy(invocation.json, command)
-    return options.claudeHomes === undefined ? provideNodePolicy(withManaged)(effect) : provideNodePolicyHomes(withManaged)(effect)
+    return Handlers.policy(invocation.json, command).pipe(provideNodePolicy(withManaged))
   })
 
 export const runWatch = (invocation: Invocation, command: CommandOf<"watch">) =>
@@ -129,10 +112,7 @@ export const runWait = (invocation: Invocation, command: CommandOf<"wait">) =>
 /** A relay is a process of its own: a signal interrupts the send, which stops it (its layer's finalizers). */
 export const runSend = (invocation: Invocation, command: CommandOf<"send">) =>
   interruptedOnSignal(
-    inHome(invocation, (options) => {
-      const effect = Handlers.send(invocation.json, command)
-      return options.claudeHomes === undefined ? provideNodeDelivery(options)(effect) : provideNodeDeliveryHomes(options)(effect)
-    })
+    inHome(invocation, (options) => Handlers.send(invocation.json, command).pipe(provideNodeDelivery(options)))
   )
 
 /** Any invocation: what the full command line runs. */
