@@ -15,6 +15,7 @@ import * as NFS from "node:fs"
 import * as Path from "node:path"
 import {
   type BoundedRead,
+  byName,
   type CurrentTarget,
   type DirectoryEntry,
   type EntryType,
@@ -131,8 +132,6 @@ const readAtMostSync = (fd: number, sizeHint: number, maxBytes: number): Bounded
  * during a scan of a large registry.
  */
 const entriesPerTurn = 2048
-
-const byName = (a: DirectoryEntry, b: DirectoryEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
 /**
  * The rest of an open directory's entries, with a turn of the event loop every `entriesPerTurn`;

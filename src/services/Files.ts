@@ -28,6 +28,9 @@ export interface DirectoryEntry {
   readonly type: EntryType
 }
 
+/** Directory entries in the order of their names' UTF-16 units. */
+export const byName = (a: DirectoryEntry, b: DirectoryEntry): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
 /**
  * Who owns an entry: its user and group ids. On Windows, where they mean nothing, both are 0 and an
  * owner asked for is not given.

@@ -13,7 +13,7 @@ import { type AddressScope, withAddresses } from "../domain/Address.js"
 import { describeValue, maxRecordBytes, parseRecordJson, pidOfFileName, readRecord, type RecordReading, sameStartTime } from "../domain/Record.js"
 import type { Session } from "../domain/Session.js"
 import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
-import type { BoundedRead, DirectoryEntry, Files } from "./Files.js"
+import { type BoundedRead, byName, type Files } from "./Files.js"
 import type { Liveness, ProcessProbe } from "./ProcessProbe.js"
 import { inBatches, turnAfter } from "./ScanBatches.js"
 import * as Timing from "./Timing.js"
@@ -83,9 +83,6 @@ interface Judged {
   readonly entries: Array<RegistryEntry>
   readonly pending: Array<Pending>
 }
-
-/** Entries by name: every file of a scan is in one directory, so its entries are then sorted by file. */
-const byName = (a: DirectoryEntry, b: DirectoryEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 
 /** `f` on each of `items`, one at a time (a fiber per file would cost more than its read), in batches. */
 const eachInBatches = <A, B>(items: ReadonlyArray<A>, f: (item: A) => Effect.Effect<B>): Effect.Effect<Array<B>> =>
@@ -160,8 +157,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
   /**
    * Verdicts that need no process but the liveness pass's, and the records left to check: the ones
    * whose every other check passed and whose pid the pass found, each judged `dead` until its
-   * process answers. Judges
-   * `candidates[start…]` into `entries` and `pending`, which hold the verdicts of those before.
+   * process answers. Judges `candidates[start…]` into `entries` and `pending`, which hold the
+   * verdicts of those before.
    */
   const judgeReadings = (
     judged: Judged,
@@ -262,7 +259,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
     Effect.gen(function*() {
       // A missing registry directory is an empty registry: no session has started yet.
       const listing = Option.getOrElse(yield* files.readDirectoryIfExists(directory), () => [])
-      // Sorted here, by the short names, so that the entries come out in file order.
+      // Sorted here, by the short names (every file of a scan is in one directory), so that the
+      // entries come out in file order.
       const records = listing.filter((entry) => entry.name.endsWith(".json")).sort(byName)
       const filePids = records.map((entry) => Option.getOrNull(pidOfFileName(entry.name)))
       yield* turnAfter(records.length)
