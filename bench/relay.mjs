@@ -18,18 +18,14 @@
  */
 import { Duration, Effect, Either } from "effect"
 import { spawnSync } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { rmSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { claudeEnvironment, ensureClaudeCode, writeClaudeHome } from "../scripts/check-claude/claude-code.mjs"
 import { makeDriver } from "../scripts/check-claude/driver.mjs"
-import { startMockApi } from "../scripts/check-claude/mock-api.mjs"
 import { killMarked } from "../scripts/check-claude/processes.mjs"
 import { makeRegistry } from "../scripts/check-claude/registry.mjs"
-import { makeTmux } from "../scripts/check-claude/tmux.mjs"
 import { runProgram } from "../scripts/check-claude/tools.mjs"
+import { makeCheckWorld } from "../scripts/check-claude/world.mjs"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const { makeRelay } = await import(join(root, "dist", "node.js"))
@@ -37,46 +33,23 @@ const rounds = Number(process.argv[2] ?? 5)
 const log = (message) => process.stderr.write(`[bench relay] ${message}\n`)
 const uptime = () => spawnSync("uptime", { encoding: "utf8" }).stdout.trim()
 
-const run = {
-  directory: realpathSync(mkdtempSync(join(tmpdir().length <= 40 ? tmpdir() : "/tmp", "cpb-"))),
-  marker: `CLAUDE_PEERS_CHECK_RUN=${randomBytes(8).toString("hex")}`,
-  tmux: null,
-  api: null
-}
+const run = { directory: null, marker: null, daemonDirectory: null, tmux: null, api: null }
 process.on("exit", () => {
   try {
     run.tmux?.killServer()
   } catch {
     // gone
   }
-  killMarked(run.marker)
+  if (run.marker !== null) killMarked(run.marker)
   run.api?.close()
-  rmSync(run.directory, { recursive: true, force: true })
+  for (const directory of [run.directory, run.daemonDirectory]) {
+    if (directory !== null) rmSync(directory, { recursive: true, force: true })
+  }
 })
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130))
 
-const directory = (name, mode = 0o755) => {
-  const path = join(run.directory, name)
-  mkdirSync(path, { recursive: true, mode })
-  return path
-}
-const home = directory("home")
-const work = directory("work")
-run.api = await startMockApi({ backgroundShellCommand: "sleep 100000" })
-// claudeEnvironment drops NODE_EXTRA_CA_CERTS and NODE_OPTIONS, and every ANTHROPIC_/CLAUDE_ variable of this shell.
-const env = claudeEnvironment({
-  base: process.env,
-  home,
-  fakeHome: directory("fake-home"),
-  runtimeDirectory: directory("run", 0o700),
-  temporaryDirectory: directory("tmp"),
-  apiUrl: run.api.url,
-  marker: run.marker
-})
-const claude = ensureClaudeCode({ cacheDirectory: join(root, ".cache", "claude-code"), env, log })
-writeClaudeHome({ home, workDirectories: [work] })
-run.tmux = makeTmux({ socketPath: join(run.directory, "tmux.sock"), configFile: join(run.directory, "tmux.conf"), env })
-const driver = makeDriver({ tmux: run.tmux, registry: makeRegistry(home), claude, log })
+const { claude, env, home, tmux, works: [work] } = await makeCheckWorld(run, { prefix: "cpb-", repoRoot: root, log })
+const driver = makeDriver({ tmux, registry: makeRegistry(home), claude, log })
 const receiverOf = async (label, policy) => {
   driver.start(label, work, ["--name", label, "--settings", JSON.stringify({ crossSessionInbound: policy })])
   return (await driver.up(label)).record

@@ -24,25 +24,22 @@
  * this run's marker), also on failure and on SIGINT/SIGTERM, and its directories are removed
  * (`--keep` keeps the run's directory, with Claude Code's logs, for a post-mortem).
  */
-import { createHash, randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { claudeCodeVersion, claudeEnvironment, ensureClaudeCode, writeClaudeHome } from "./check-claude/claude-code.mjs"
+import { claudeCodeVersion } from "./check-claude/claude-code.mjs"
 import { isUndocumented, renderTable } from "./check-claude/compare.mjs"
 import { makeDriver } from "./check-claude/driver.mjs"
 import { checkHomes } from "./check-claude/homes.mjs"
 import { checkLiveness } from "./check-claude/liveness.mjs"
-import { startMockApi } from "./check-claude/mock-api.mjs"
 import { makeObserver } from "./check-claude/observe.mjs"
 import { checkPolicy } from "./check-claude/policy.mjs"
 import { isRunning, killMarked, processStat, startIdleProcess, startZombie } from "./check-claude/processes.mjs"
 import { makeRegistry } from "./check-claude/registry.mjs"
 import { checkSendPhases } from "./check-claude/send.mjs"
-import { makeTmux } from "./check-claude/tmux.mjs"
 import { CheckFailed, makeLog, runProgram, waitFor } from "./check-claude/tools.mjs"
 import { runWaitPhase } from "./check-claude/wait.mjs"
+import { makeCheckWorld } from "./check-claude/world.mjs"
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url))
 const log = makeLog()
@@ -95,39 +92,14 @@ const setUp = async () => {
   const hasTmux = await runProgram("tmux", ["-V"], { env: process.env }).catch(() => null)
   if (hasTmux?.exit !== 0) throw new CheckFailed("tmux is needed (it runs the Claude Code sessions)")
 
-  // Socket paths must stay short (108 bytes), and Claude Code puts them under $XDG_RUNTIME_DIR.
-  const base = tmpdir().length <= 40 ? tmpdir() : "/tmp"
-  run.directory = realpathSync(mkdtempSync(join(base, "cpc-")))
-  const runId = randomBytes(8).toString("hex")
-  run.marker = `CLAUDE_PEERS_CHECK_RUN=${runId}`
-  const directory = (name, mode = 0o755) => {
-    const path = join(run.directory, name)
-    mkdirSync(path, { recursive: true, mode })
-    return path
-  }
-  const home = directory("home")
-  const work = directory("work")
-  const other = directory("other")
-  // Claude Code's background service keeps its sockets in /tmp/cc-daemon-<uid>/<first 8 hex of
-  // sha256(the Claude home)>: this run's own, since the home is.
-  run.daemonDirectory = join("/tmp", `cc-daemon-${process.getuid()}`, createHash("sha256").update(home).digest("hex").slice(0, 8))
-
-  run.api = await startMockApi({ backgroundShellCommand: "sleep 100000" })
-  const env = claudeEnvironment({
-    base: process.env,
-    home,
-    fakeHome: directory("fake-home"),
-    runtimeDirectory: directory("run", 0o700),
-    temporaryDirectory: directory("tmp"),
-    apiUrl: run.api.url,
-    marker: run.marker
+  const { claude, env, home, works: [work, other] } = await makeCheckWorld(run, {
+    log,
+    prefix: "cpc-",
+    repoRoot,
+    workDirectories: ["work", "other"]
   })
-  const claude = ensureClaudeCode({ cacheDirectory: join(repoRoot, ".cache", "claude-code"), env, log })
   log(`Claude Code ${claudeCodeVersion}: ${claude}`)
-  writeClaudeHome({ home, workDirectories: [work, other] })
-  const tmuxSocket = join(run.directory, "tmux.sock")
-  run.tmux = makeTmux({ socketPath: tmuxSocket, configFile: join(run.directory, "tmux.conf"), env })
-  log(`run directory ${run.directory}; tmux -S ${tmuxSocket}; API stand-in ${run.api.url}`)
+  log(`run directory ${run.directory}; tmux -S ${join(run.directory, "tmux.sock")}; API stand-in ${run.api.url}`)
   return { home, work, other, env, claude, tmux: run.tmux }
 }
 

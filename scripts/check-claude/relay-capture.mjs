@@ -17,19 +17,17 @@
  * Every process it starts carries the run's marker and is killed at the end, by pid.
  */
 import { randomBytes } from "node:crypto"
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as http from "node:http"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { relayArguments, relayEnvironment } from "../../dist/domain/RelayLaunch.js"
-import { claudeCodeVersion, claudeEnvironment, ensureClaudeCode, writeClaudeHome } from "./claude-code.mjs"
+import { claudeCodeVersion } from "./claude-code.mjs"
 import { makeDriver } from "./driver.mjs"
-import { startMockApi } from "./mock-api.mjs"
 import { killMarked } from "./processes.mjs"
 import { makeRegistry } from "./registry.mjs"
-import { makeTmux } from "./tmux.mjs"
 import { makeLog, runProgram, waitFor } from "./tools.mjs"
+import { makeCheckWorld } from "./world.mjs"
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
 const log = makeLog()
@@ -156,28 +154,7 @@ process.on("exit", cleanup)
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130))
 
 const main = async () => {
-  run.directory = realpathSync(mkdtempSync(join(tmpdir().length <= 40 ? tmpdir() : "/tmp", "cpr-")))
-  run.marker = `CLAUDE_PEERS_CHECK_RUN=${randomBytes(8).toString("hex")}`
-  const directory = (name, mode = 0o755) => {
-    const path = join(run.directory, name)
-    mkdirSync(path, { recursive: true, mode })
-    return path
-  }
-  const home = directory("home")
-  const work = directory("work")
-  run.api = await startMockApi({ backgroundShellCommand: "sleep 100000" })
-  const env = claudeEnvironment({
-    base: process.env,
-    home,
-    fakeHome: directory("fake-home"),
-    runtimeDirectory: directory("run", 0o700),
-    temporaryDirectory: directory("tmp"),
-    apiUrl: run.api.url,
-    marker: run.marker
-  })
-  const claude = ensureClaudeCode({ cacheDirectory: join(repoRoot, ".cache", "claude-code"), env, log })
-  writeClaudeHome({ home, workDirectories: [work] })
-  run.tmux = makeTmux({ socketPath: join(run.directory, "tmux.sock"), configFile: join(run.directory, "tmux.conf"), env })
+  const { claude, env, home, works: [work] } = await makeCheckWorld(run, { log, prefix: "cpr-", repoRoot })
   const registry = makeRegistry(home)
   const driver = makeDriver({ tmux: run.tmux, registry, claude, log })
 

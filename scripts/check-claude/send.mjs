@@ -26,21 +26,19 @@
  * [stopped] [other-uid]` (its own home, mock API and tmux; every phase when none is named).
  */
 import { spawnSync } from "node:child_process"
-import { createHash, randomBytes, randomUUID } from "node:crypto"
+import { randomBytes, randomUUID } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as delay } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
-import { claudeEnvironment, ensureClaudeCode, writeClaudeHome } from "./claude-code.mjs"
+import { writeClaudeHome } from "./claude-code.mjs"
 import { makeDriver } from "./driver.mjs"
-import { startMockApi } from "./mock-api.mjs"
 import { startBackgroundJob } from "./policy.mjs"
 import { isRunning, killMarked, processStat, startIdleProcess } from "./processes.mjs"
 import { makeRegistry } from "./registry.mjs"
 import { judgeSend, readPolicyAnswer, readSendAnswer, renderSendTable } from "./send-judgement.mjs"
-import { makeTmux } from "./tmux.mjs"
 import { CheckFailed, makeLog, runProgram, waitFor } from "./tools.mjs"
+import { makeCheckWorld } from "./world.mjs"
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
 const commandPath = join(repoRoot, "bin", "claude-peers.js")
@@ -424,30 +422,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130))
   const main = async () => {
     if (!existsSync(join(repoRoot, "dist", "node.js"))) throw new CheckFailed("claude-peers is not built: run `npm run build` first")
-    run.directory = realpathSync(mkdtempSync(join(tmpdir().length <= 40 ? tmpdir() : "/tmp", "cps-")))
-    run.marker = `CLAUDE_PEERS_CHECK_RUN=${randomBytes(8).toString("hex")}`
-    const directory = (name, mode = 0o755) => {
-      const path = join(run.directory, name)
-      mkdirSync(path, { recursive: true, mode })
-      return path
-    }
-    const home = directory("home")
-    const work = directory("work")
-    // The background service of the `--bg` jobs keeps its sockets under the home's hash (as check-claude.mjs says).
-    run.daemonDirectory = join("/tmp", `cc-daemon-${process.getuid()}`, createHash("sha256").update(home).digest("hex").slice(0, 8))
-    run.api = await startMockApi({ backgroundShellCommand: "sleep 100000" })
-    const env = claudeEnvironment({
-      base: process.env,
-      home,
-      fakeHome: directory("fake-home"),
-      runtimeDirectory: directory("run", 0o700),
-      temporaryDirectory: directory("tmp"),
-      apiUrl: run.api.url,
-      marker: run.marker
-    })
-    const claude = ensureClaudeCode({ cacheDirectory: join(repoRoot, ".cache", "claude-code"), env, log })
-    writeClaudeHome({ home, workDirectories: [work] })
-    run.tmux = makeTmux({ socketPath: join(run.directory, "tmux.sock"), configFile: join(run.directory, "tmux.conf"), env })
+    const { claude, env, home, works: [work] } = await makeCheckWorld(run, { prefix: "cps-", repoRoot, log })
     const registry = makeRegistry(home)
     const driver = makeDriver({ tmux: run.tmux, registry, claude, log })
     const context = { claude, driver, env, home, log, registry, runDirectory: run.directory, tmux: run.tmux, work }
