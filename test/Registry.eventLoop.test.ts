@@ -19,6 +19,24 @@ import { recordText } from "./support/records.js"
 
 const records = 20_000
 
+/** Counts the turns of the event loop from now on: one immediate per turn; `stop` gives the count. */
+const countImmediates = () => {
+  let immediates = 0
+  let running = true
+  const count = () => {
+    if (!running) return
+    immediates++
+    setImmediate(count)
+  }
+  setImmediate(count)
+  return {
+    stop: () => {
+      running = false
+      return immediates
+    }
+  }
+}
+
 describe("registry scan on layerNode: the host's event loop", () => {
   it("keeps turning during an inspect of 20,000 records: the host's immediates and its 5 ms interval run", async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-loop-"))
@@ -29,20 +47,13 @@ describe("registry scan on layerNode: the host's event loop", () => {
     const runtime = ManagedRuntime.make(layerNode({ claudeHome: home }))
     try {
       await runtime.runPromise(Effect.void)
-      let immediates = 0
-      let running = true
-      const count = () => {
-        if (!running) return
-        immediates++
-        setImmediate(count)
-      }
       const ticks: Array<number> = []
       const interval = setInterval(() => ticks.push(performance.now()), 5)
       const start = performance.now()
-      setImmediate(count)
+      const turns = countImmediates()
       const entries = await runtime.runPromise(Effect.flatMap(Registry, (r) => r.inspect))
       const end = performance.now()
-      running = false
+      const immediates = turns.stop()
       clearInterval(interval)
 
       expect(entries).toHaveLength(records)
@@ -70,16 +81,9 @@ describe("registry scan on layerNode: the host's event loop", () => {
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-listing-"))
     try {
       for (let i = 0; i < 10_000; i++) fs.writeFileSync(path.join(directory, `${i}.json`), "")
-      let immediates = 0
-      let running = true
-      const count = () => {
-        if (!running) return
-        immediates++
-        setImmediate(count)
-      }
-      setImmediate(count)
+      const turns = countImmediates()
       const listed = await Effect.runPromise(Effect.flatMap(Files, (files) => files.readDirectory(directory)).pipe(Effect.provide(FilesNode.layer)))
-      running = false
+      const immediates = turns.stop()
       expect(listed.map((e) => e.name).sort()).toEqual(Array.from({ length: 10_000 }, (_, i) => `${i}.json`).sort())
       // One listing in one piece would let the immediate run at most once before it returns.
       expect(immediates).toBeGreaterThanOrEqual(2)
