@@ -4,7 +4,7 @@
  * one that fails, a foreign request, a timeout and an interruption (the relay is killed and
  * reaped: its pid is gone), and a binary that is not there. No assertion depends on timing.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -15,7 +15,16 @@ import type { RelayRequest } from "../src/services/Relay.js"
 const standIn = path.join(import.meta.dirname, "fixtures", "relay-stand-in", "claude.mjs")
 const address = "uds:/tmp/cc-socks/4242.sock"
 
-const scratch = () => fs.mkdtempSync(path.join(os.tmpdir(), "relay-node-test-"))
+/** A temporary directory of this test's, removed after it. */
+const scratches: Array<string> = []
+const scratch = () => {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), "relay-node-test-"))
+  scratches.push(directory)
+  return directory
+}
+afterEach(() => {
+  for (const directory of scratches.splice(0)) fs.rmSync(directory, { recursive: true, force: true })
+})
 
 const isRunning = (pid: number): boolean => {
   try {
