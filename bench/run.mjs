@@ -13,7 +13,8 @@
  * - each row's median wall time, and its ratio to `node -e 0`'s median of the same rounds, with
  *   the quartiles of its round-by-round ratios (the spread: how much the machine moved it);
  * - slopes: µs per record between 10,000 and 100,000 records (with `BENCH_SLOPES=1`), and µs per
- *   live session between 50 and 500 live at 10,000 records;
+ *   live session between 50 and 500 live at 10,000 records, and the floor under them: what a bare
+ *   loop in this process takes per record to open, fstat, read, close and parse each record;
  * - peak RSS (`/usr/bin/time -v`, else the child's `maxRSS`) of `list` and `resolve` on each registry;
  * - a read-only install run by an unprivileged user with `HOME` unset (its cache in a per-user
  *   temporary directory) against a normal install, and runs alternating `NODE_OPTIONS`;
@@ -437,6 +438,38 @@ const watchLatencies = async (trials) => {
 // ---------------------------------------------------------------------------------------------
 
 const fmt = (value, digits = 1) => (value === null || value === undefined || Number.isNaN(value) ? "n/a" : Number(value).toFixed(digits))
+/**
+ * µs per record that a bare loop takes to read every record of `registry` as the scan must (opened
+ * without following links or blocking, its size and owner from the descriptor, read, closed) and
+ * to parse it: the median of 5 passes after one to warm up.
+ */
+const readingFloorMicros = (registry) => {
+  const sessions = path.join(registry.home, "sessions")
+  const names = fs.readdirSync(sessions).filter((name) => name.endsWith(".json"))
+  const buffer = Buffer.alloc(64 * 1024)
+  const flags = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK
+  const pass = () => {
+    const start = process.hrtime.bigint()
+    for (const name of names) {
+      const fd = fs.openSync(path.join(sessions, name), flags)
+      try {
+        fs.fstatSync(fd)
+        const length = fs.readSync(fd, buffer, 0, buffer.length, 0)
+        try {
+          JSON.parse(buffer.toString("utf8", 0, length))
+        } catch {
+          // A torn or malformed record: the scan gives it a verdict.
+        }
+      } finally {
+        fs.closeSync(fd)
+      }
+    }
+    return Number(process.hrtime.bigint() - start) / 1000 / names.length
+  }
+  pass()
+  return median(Array.from({ length: 5 }, pass))
+}
+
 const load = () => os.loadavg().map((l) => l.toFixed(2)).join(" ")
 
 const main = async () => {
@@ -523,6 +556,19 @@ const main = async () => {
     const [perRecord, perSession] = [results.slopes.perRecordMicros[label], results.slopes.perSessionMicros[label]]
     if (perRecord === undefined && perSession === undefined) continue
     rows.push([`  ${label}`, perRecord === undefined ? "(BENCH_SLOPES=1)" : fmt(perRecord, 2), fmt(perSession, 1), ""])
+  }
+
+  // The floor under `inspect`'s per-record cost: what reading each record costs a bare loop in this
+  // process (the system calls a verdict needs, and the parse), on the largest registry.
+  const floorRegistry = registries.filter((r) => r.size >= 10000).sort((a, b) => b.size - a.size)[0]
+  if (floorRegistry !== undefined) {
+    results.slopes.floorMicros = readingFloorMicros(floorRegistry)
+    rows.push([
+      `  floor: open, fstat, read, close, JSON.parse per record (${floorRegistry.size})`,
+      fmt(results.slopes.floorMicros, 2),
+      "",
+      "a bare loop, no verdict"
+    ])
   }
 
   process.stderr.write("installs: read-only with HOME unset, NODE_OPTIONS alternating…\n")
