@@ -197,11 +197,11 @@ describe("the receiver's launch permission mode", () => {
   )
 
   it(
-    "nothing given: default, prompting; parity decides for each sender",
+    "nothing given: Claude Code's own default (its name unknown), prompting; parity decides for each sender",
     withWorld(async (world) => {
       await world.startSession()
       const policy = await onlyPolicy(world)
-      expect(policy.receiverMode).toMatchObject({ class: "prompting", mode: "default", certainty: "certain" })
+      expect(policy.receiverMode).toMatchObject({ class: "prompting", mode: null, certainty: "certain" })
       expect(policy.receiverMode.caveat).toContain("Shift+Tab")
       expect(policy.forSender).toEqual([
         { senderMode: "bypass", outcome: "hold", certainty: "certain" },

@@ -144,3 +144,38 @@ describe("the receiver's launch mode class", () => {
       })
     ))
 })
+
+describe("the receiver's launch mode, as Claude Code 2.1.332 picks it", () => {
+  const known = (defaultMode: string | undefined): ModeSettings => ({ _tag: "Known", defaultMode, disableBypass: undefined, skipBypassPrompt: false })
+  const launched = (args: ReadonlyArray<string>, files: ReadonlyArray<ModeFile> = []): ReceiverMode =>
+    receiverModeOf({
+      cmdline: read(["claude", ...args]),
+      environ: read(new Map()),
+      folderSourcesEnabled: new Set(["userSettings", "projectSettings", "localSettings"]),
+      files,
+      background: false,
+      bypassAccepted: true
+    })
+  const fileOf = (source: SettingsSource, defaultMode: string): ModeFile => ({ source, path: null, settings: known(defaultMode) })
+
+  it("with no mode given, is Claude Code's own default: prompting, its name (auto or default) unknown", () => {
+    expect(launched([])).toMatchObject({ class: "prompting", mode: null, certainty: "certain" })
+    expect(launched(["--permission-mode", "plan"])).toMatchObject({ class: "prompting", mode: "plan", certainty: "certain" })
+  })
+
+  it("takes auto from the user's, managed or --settings files, and ignores a project's auto as Claude Code does", () => {
+    expect(launched([], [fileOf("userSettings", "auto")])).toMatchObject({ class: "prompting", mode: "auto" })
+    expect(launched([], [fileOf("projectSettings", "auto")])).toMatchObject({ class: "prompting", mode: null })
+    // Ignored, the project's auto leaves the inherited bypass to decide.
+    expect(launched(["--inherit-permission-mode", "bypassPermissions"], [fileOf("localSettings", "auto")])).toMatchObject({
+      class: "bypass",
+      mode: "bypassPermissions",
+      certainty: "certain"
+    })
+  })
+
+  it("with a proactivity level and no mode on the command line, lets the level pick: never bypass, its name unknown", () => {
+    expect(launched(["--proactivity", "proactive"], [fileOf("userSettings", "plan")])).toMatchObject({ class: "prompting", mode: null })
+    expect(launched(["--proactivity", "proactive", "--permission-mode", "plan"])).toMatchObject({ class: "prompting", mode: "plan" })
+  })
+})

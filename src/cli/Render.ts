@@ -190,6 +190,14 @@ const effectiveText = (policy: SessionPolicy): string => policy.effective ?? "de
 const modeText = (policy: SessionPolicy): string =>
   policy.receiverMode.class === null ? "unknown" : `${policy.receiverMode.class}${policy.receiverMode.certainty === "partial" ? "?" : ""}`
 
+/** The launch mode's name; a known class without one is Claude Code's own default. */
+const modeName = ({ receiverMode }: SessionPolicy): string =>
+  receiverMode.mode !== null
+    ? ` (${receiverMode.mode})`
+    : receiverMode.class === null
+    ? ""
+    : " (Claude Code's own default: auto where the account may use it, else default)"
+
 /** What a sender of each class meets, `?` marking a partial answer. */
 const forSenderText = (policy: SessionPolicy): string =>
   policy.forSender.map((o) => `${o.senderMode}:${o.outcome ?? "unknown"}${o.certainty === "partial" ? "?" : ""}`).join(" ")
@@ -264,7 +272,7 @@ export const policyText = (policy: SessionPolicy): string =>
     "",
     `decided by   ${describePolicy(policy.effective, policy.decidedBy)}`,
     `kill switch  CLAUDE_CODE_HARBOR_KITE ${killSwitchText(policy)}`,
-    terminalSafe(`mode         ${modeText(policy)}${policy.receiverMode.mode === null ? "" : ` (${policy.receiverMode.mode})`}: ${policy.receiverMode.caveat}`),
+    terminalSafe(`mode         ${modeText(policy)}${modeName(policy)}: ${policy.receiverMode.caveat}`),
     "",
     sourcesTable(policy),
     "",

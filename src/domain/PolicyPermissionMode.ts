@@ -5,16 +5,18 @@
  * The rules, in Claude Code's order: the candidates are `--dangerously-skip-permissions`, then
  * `--permission-mode`, then an agent's own mode (`--agent`, read from a file this reader does not
  * open), then `permissions.defaultMode` of the merged settings, then `--inherit-permission-mode`;
- * the first one that may run is the mode, and `default` when none is given.
+ * the first one that may run is the mode. When none is given, Claude Code takes its own default:
+ * `auto` where the account may use auto mode (settings Anthropic serves decide), else `default`;
+ * the class is `prompting` either way, and the name is not known from outside (`mode: null`).
  * - A `bypassPermissions` from the settings counts only when managed, `--settings` or user
  *   settings give it: a project's files come with the repository, and Claude Code drops their
- *   bypass (taking `default`).
+ *   bypass (taking `default`). Their `auto` is ignored the same way (no candidate).
  * - `permissions.disableBypassPermissionsMode: "disable"` skips every bypass candidate.
  * - A background job (`kind: "bg"`) runs bypass only once its disclaimer was accepted
  *   (`bypassPermissionsModeAccepted` in the global config, or `skipDangerousModePermissionPrompt` in
  *   managed or user settings); otherwise Claude Code takes `default`.
  * - `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB` forces `default`; a `--proactivity` level other than
- *   `default`, with no mode on the command line, never picks bypass.
+ *   `default`, with no mode on the command line, picks the mode itself and never bypass.
  *
  * This is the mode at launch. Shift+Tab switches it in a running session, and nothing outside the
  * process shows that, so the answer always carries that caveat. Certainty is found as the policy's
@@ -98,7 +100,8 @@ interface Scenario {
   readonly background: boolean
 }
 
-type Outcome = { readonly _tag: "Mode"; readonly mode: string } | { readonly _tag: "AgentMode" }
+/** `mode: null`: Claude Code's own default, `auto` or `default` by what the account may use. */
+type Outcome = { readonly _tag: "Mode"; readonly mode: string | null } | { readonly _tag: "AgentMode" }
 
 const lastSet = <A>(files: ReadonlyArray<KnownFile>, pick: (file: KnownFile) => A | undefined): A | undefined => {
   let found: A | undefined
@@ -131,15 +134,17 @@ const launchMode = (scenario: Scenario): Outcome => {
     if (!grantedByTrusted) {
       if (inherited === undefined) candidates.push("default")
     } else candidates.push(bypassRuns ? bypass : "default")
+  } else if (fromSettings === "auto") {
+    if (files.some((file) => trusted.has(file.source) && file.defaultMode === "auto")) candidates.push(fromSettings)
   } else if (fromSettings !== undefined) candidates.push(fromSettings)
   if (inherited !== undefined) candidates.push(normalMode(inherited))
   const disabled = lastSet(files, (file) => file.disableBypass) === true
-  const mode = candidates.find((candidate) => !(candidate === bypass && disabled)) ?? "default"
+  const mode = candidates.find((candidate) => !(candidate === bypass && disabled)) ?? null
   const proactivity = lastFlagValue("--proactivity", args)
   const modeOnCommandLine = skip || given !== undefined
-  if (proactivity !== undefined && proactivity !== "default" && !modeOnCommandLine && mode === bypass) {
-    return { _tag: "Mode", mode: "default" }
-  }
+  // With no mode on the command line, a level decides the mode, never bypass: `auto` or another by
+  // what the account may use, a name not known from outside.
+  if (proactivity !== undefined && proactivity !== "default" && !modeOnCommandLine) return { _tag: "Mode", mode: null }
   return { _tag: "Mode", mode }
 }
 
