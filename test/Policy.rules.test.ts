@@ -277,6 +277,30 @@ describe("what could not be read", () => {
     })
   })
 
+  it("an unknown environment can only take away sources: what --setting-sources leaves out stays out", () => {
+    const unknownEnvironment = { environ: null, hasSocket: true }
+    const none = sessionPolicyOf(session({
+      ...unknownEnvironment,
+      cmdline: ["claude", "--setting-sources", ""],
+      user: settingsFile(userFile, "hold"),
+      local: [settingsFile(localFile, "refuse")]
+    }))
+    expect(none).toMatchObject({ effective: null, decidedBy: "default" })
+    expect(none.sources.filter((s) => s.source !== "policySettings" && s.source !== "flagSettings").map((s) => s.state)).toEqual([
+      "not_applicable",
+      "not_applicable",
+      "not_applicable"
+    ])
+    // The user's file may be read or not (CLAUDE_CODE_RESTRICTED could be set); the project's is out.
+    const userOnly = sessionPolicyOf(session({
+      ...unknownEnvironment,
+      cmdline: ["claude", "--setting-sources", "user"],
+      project: settingsFile(projectFile, "refuse")
+    }))
+    expect(userOnly).toMatchObject({ effective: null })
+    expect(userOnly.sources.find((s) => s.source === "projectSettings")?.state).toBe("not_applicable")
+  })
+
   it("a session with an inbox did not start with messaging off", () => {
     const policy = sessionPolicyOf(session({ environ: null, hasSocket: true, cmdline: ["claude", "--restricted"] }))
     expect(policy).toMatchObject({ certainty: "certain", killSwitch: { state: "not_off" } })

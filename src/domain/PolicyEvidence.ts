@@ -156,12 +156,16 @@ const parentManaged: FileOutcome = {
   killSwitch: null
 }
 
+/**
+ * A folder source's files: not applicable when the session does not read that source, or may not,
+ * by `atMost` (the sources it reads at most, when which it reads is unknown).
+ */
 const folderOutcomes = (
   source: FolderSource,
   facts: ReadonlyArray<FileFact>,
-  enabled: ReadonlyArray<SettingsSource> | null
+  atMost: ReadonlyArray<SettingsSource> | null
 ): ReadonlyArray<FileOutcome> =>
-  enabled !== null && !enabled.includes(source)
+  atMost !== null && !atMost.includes(source)
     ? facts.map((fact) => ({
       reading: notApplicableReading(source, fact.path, "excluded by --setting-sources or --restricted"),
       killSwitch: undefined
@@ -248,14 +252,20 @@ export const policyEvidenceOf = (untrusted: SessionFacts): PolicyEvidence & { re
   const facts: SessionFacts = { ...untrusted, cmdline: trusted.cmdline, environ: trusted.environ }
   const cmdline = valueOf(facts.cmdline)
   const args = cmdline === null ? null : claudeArgumentsOf(cmdline)
-  const enabled = args === null ? null : enabledFolderSources(args, valueOf(facts.environ))
+  // The environment can only take sources away (CLAUDE_CODE_RESTRICTED, a remote review session):
+  // a source the arguments leave out is out whatever the environment holds, and when they leave
+  // out every one, none is read.
+  const atMost = args === null ? null : enabledFolderSources(args, new Map())
+  const read = args === null ? null : enabledFolderSources(args, valueOf(facts.environ))
+  const enabled = read ?? (atMost !== null && atMost.length === 0 ? atMost : null)
+  const mayRead = enabled ?? atMost
   const managedFiles = facts.managed.map((fact) => fileOutcome("policySettings", fact.path, fact.read))
   const outcomes: Outcomes = {
     managed: args?.parentManagedSettings === true ? [...managedFiles, parentManaged] : managedFiles,
     flag: flagOutcomes(facts.cmdline, args, facts.flag),
-    user: folderOutcomes("userSettings", [facts.user], enabled),
-    local: folderOutcomes("localSettings", facts.local, enabled),
-    project: folderOutcomes("projectSettings", [facts.project], enabled)
+    user: folderOutcomes("userSettings", [facts.user], mayRead),
+    local: folderOutcomes("localSettings", facts.local, mayRead),
+    project: folderOutcomes("projectSettings", [facts.project], mayRead)
   }
   const readings: ReadonlyArray<SourceReading> = [
     ...outcomes.managed,
