@@ -25,6 +25,8 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
       row
         .map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat(widths[i]! - [...cell].length)))
         .join("  ")
+        // An empty last cell leaves its row's padding at the end of the line.
+        .replace(/ +$/, "")
     )
     .join("\n")
 }
