@@ -16,18 +16,31 @@
  * - `stopped`: a receiver stopped with SIGSTOP → `delivery_failed` (`target_stopped`, 11) at once,
  *   no relay, though `policy` still answers for it; continued with SIGCONT → delivered, once;
  * - `other-uid` (as root, with a `nobody` user): root's receiver in a home nobody can read, sent to
- *   by claude-peers run as nobody → `not_addressable` (8, another user's), no relay, nothing arrives.
+ *   by claude-peers run as nobody → `not_addressable` (8, another user's), no relay, nothing arrives;
+ * - `bg-worker`: `claude --bg --settings '{"crossSessionInbound":"refuse"|"hold"}'` jobs that Claude
+ *   Code's background service hands to a pre-started `claude bg-spare --bg-spare <claim socket>`
+ *   worker, whose own arguments hold no `--settings` (only the job state's `respawnFlags` do) →
+ *   refused before relaying; held (`would_be_held`), and with `--allow-hold` held by the receiver;
+ *   `policy` decided by `flagSettings`, never `userSettings`;
+ * - `mount-ns` (as root): receivers under `unshare --mount`, an overlay on `/etc` in their namespace
+ *   alone holding a managed file saying refuse, a managed drop-in saying hold → refused; held, and
+ *   with `--allow-hold` held by the receiver; `policy` decided by `policySettings`, read through
+ *   `/proc/<pid>/root`;
+ * - `continue`: `claude --continue` beside the live session it continues (one session id, two
+ *   processes) → both listed, each addressed by its socket; `identity_mismatch` (4) by id (with or
+ *   without `--allow-shared-name`) and by either name, no relay, nothing in the transcript.
  * In every scenario `claude-peers policy`'s prediction must be the send's answer (send-judgement.mjs)
  * unless the scenario names what it must be instead (a stopped or another user's session),
  * and a relay must start exactly when one should: the relays' Claude Code is a wrapper that counts
  * its starts, so "no relay started" is counted, never inferred from the answer.
  *
  * Runs alone too: `node scripts/check-claude/send.mjs [policies] [not-live] [shared-name] [parity]
- * [stopped] [other-uid]` (its own home, mock API and tmux; every phase when none is named).
+ * [stopped] [other-uid] [bg-worker] [mount-ns] [continue]` (its own home, mock API and tmux; every
+ * phase when none is named).
  */
 import { spawnSync } from "node:child_process"
-import { randomBytes, randomUUID } from "node:crypto"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { createHash, randomBytes, randomUUID } from "node:crypto"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { setTimeout as delay } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
@@ -36,14 +49,14 @@ import { makeDriver } from "./driver.mjs"
 import { startBackgroundJob } from "./policy.mjs"
 import { isRunning, killMarked, processStat, startIdleProcess } from "./processes.mjs"
 import { makeRegistry } from "./registry.mjs"
-import { judgeSend, readPolicyAnswer, readSendAnswer, renderSendTable } from "./send-judgement.mjs"
+import { isPreStartedWorker, judgeJobFlags, judgeSend, judgeSharedIdListing, readPolicyAnswer, readSendAnswer, renderSendTable } from "./send-judgement.mjs"
 import { CheckFailed, makeLog, runProgram, waitFor } from "./tools.mjs"
 import { makeCheckWorld } from "./world.mjs"
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
 const commandPath = join(repoRoot, "bin", "claude-peers.js")
 
-export const sendPhaseNames = ["policies", "not-live", "shared-name", "parity", "stopped", "other-uid"]
+export const sendPhaseNames = ["policies", "not-live", "shared-name", "parity", "stopped", "other-uid", "bg-worker", "mount-ns", "continue"]
 
 /**
  * The Claude Code the relays run: a shell wrapper that appends a line to a file each time it
@@ -383,7 +396,257 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
     }
   }
 
-  return { policies, "not-live": notLive, "shared-name": sharedName, parity, stopped, "other-uid": otherUid }
+  /** The pid's arguments, split, or [] when they cannot be read. */
+  const argvOf = (pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((word) => word !== "")
+    } catch {
+      return []
+    }
+  }
+
+  /**
+   * A spare worker of the home's background service waits to be claimed: its claim socket is in the
+   * service's `spare/` directory (`/tmp/cc-daemon-<uid>/<8 hex of sha256(home)>/spare/<id>.claim.sock`,
+   * gone once a job claims it). Such a worker writes no registry record until then.
+   */
+  const spareReady = () => {
+    const spares = join("/tmp", `cc-daemon-${process.getuid()}`, createHash("sha256").update(home).digest("hex").slice(0, 8), "spare")
+    try {
+      return readdirSync(spares).some((file) => file.endsWith(".claim.sock"))
+    } catch {
+      return false
+    }
+  }
+
+  const bgWorker = () =>
+    phase("a --bg job on a pre-started worker (its --settings only in its job state)", async () => {
+      const job = { claude, env, home, log, work }
+      // The first `--bg` job starts Claude Code's background service, which runs that job as a process of
+      // its own and from then on keeps a spare worker ready: each later job claims one.
+      if (!spareReady()) await startBackgroundJob(job, "SEND-BG-WARM-UP", [])
+      const onSpare = async (prompt, settings) => {
+        await waitFor("a spare background worker", spareReady, { timeoutMs: 90_000, intervalMs: 500 })
+          .catch((error) => log(`send: bg-worker: ${error.message}; starting ${prompt} anyway`))
+        const settingsText = JSON.stringify(settings)
+        const record = await startBackgroundJob(job, prompt, ["--settings", settingsText])
+        const argv = argvOf(record.pid)
+        // What makes the case: the process's own arguments hold no --settings; only the job state does.
+        const problems = [
+          ...(isPreStartedWorker(argv) ? [] : [`job ${record.jobId} is not on a pre-started worker: its arguments are ${JSON.stringify(argv)}`]),
+          ...(argv.includes("--settings") ? [`job ${record.jobId}'s own arguments hold --settings`] : []),
+          ...judgeJobFlags(registry.jobState(record.jobId), settingsText)
+        ]
+        log(
+          `send: bg-worker: job ${record.jobId} (pid ${record.pid}) runs as ${argv.join(" ")}; respawnFlags ${
+            JSON.stringify(registry.jobState(record.jobId)?.respawnFlags)
+          }`
+        )
+        return { record, problems }
+      }
+      const refusing = await onSpare("SEND-BG-REFUSE", { crossSessionInbound: "refuse" })
+      const holding = await onSpare("SEND-BG-HOLD", { crossSessionInbound: "hold" })
+      const label = (record) => `job ${record.jobId}`
+      const receivers = { [label(refusing.record)]: refusing.record, [label(holding.record)]: holding.record }
+      const withWorker = (row, worker) => ({ ...row, problems: [...worker.problems, ...row.problems] })
+      // A worker's environment is the one it was pre-started with, not its job's (seen nowhere): `refuse` stands
+      // whatever it holds, `hold` would be `refuse` were messaging switched off there, so it is `partial`.
+      const fromFlags = { decidedBy: "flagSettings", certainty: "certain" }
+      const fromFlagsPartly = { decidedBy: "flagSettings", certainty: "partial" }
+      return [
+        withWorker(
+          await scenario({
+            name: `refuse (${label(refusing.record)}, pid ${refusing.record.pid}), --allow-hold`,
+            target: [refusing.record.sessionId],
+            flags: ["--allow-hold"],
+            receivers,
+            expected: { exit: 9, answer: "refused", relays: 0, arrivals: { [label(refusing.record)]: 0 }, ...fromFlags }
+          }),
+          refusing
+        ),
+        withWorker(
+          await scenario({
+            name: `hold (${label(holding.record)}, pid ${holding.record.pid})`,
+            target: [holding.record.sessionId],
+            receivers,
+            expected: { exit: 10, answer: "held", relays: 0, arrivals: { [label(holding.record)]: 0 }, ...fromFlagsPartly }
+          }),
+          holding
+        ),
+        withWorker(
+          await scenario({
+            name: `hold (${label(holding.record)}), --allow-hold`,
+            target: [holding.record.sessionId],
+            flags: ["--allow-hold"],
+            receivers,
+            expected: { exit: 0, answer: "held", relays: 1, arrivals: { [label(holding.record)]: 0 }, ...fromFlagsPartly }
+          }),
+          holding
+        )
+      ]
+    })
+
+  /**
+   * A Claude Code that runs in a mount namespace of its own (`unshare --mount`, as root), where an
+   * overlay on `/etc` holds `files` (paths under `/etc`, their text): the host's `/etc` is never
+   * written. Returns the path of the wrapper, which takes Claude Code's arguments.
+   */
+  const inOwnMountNamespace = (name, files) => {
+    const upper = join(runDirectory, `${name}-etc-upper`)
+    const scratch = join(runDirectory, `${name}-etc-work`)
+    mkdirSync(scratch, { recursive: true })
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(join(upper, file, ".."), { recursive: true })
+      writeFileSync(join(upper, file), text)
+    }
+    const quoted = (text) => `'${text.replace(/'/g, "'\\''")}'`
+    const inner = `mount --make-rprivate / && mount -t overlay overlay -o lowerdir=/etc,upperdir=${upper},workdir=${scratch} /etc && exec "$0" "$@"`
+    const wrapper = join(runDirectory, `${name}-claude`)
+    writeFileSync(wrapper, `#!/bin/sh\nexec unshare --mount -- sh -c ${quoted(inner)} ${quoted(claude)} "$@"\n`, { mode: 0o755 })
+    return wrapper
+  }
+
+  const mountNs = async () => {
+    const title = "a receiver in its own mount namespace (its managed settings under /proc/<pid>/root)"
+    if (process.getuid?.() !== 0 || spawnSync("unshare", ["--version"]).status !== 0) {
+      const why = process.getuid?.() !== 0 ? "not running as root" : "no unshare"
+      log(`send phase mount-ns: skipped: ${why}`)
+      process.stdout.write(`\n## send: ${title}\n\nskipped: ${why}\n`)
+      return { rows: [], ok: true }
+    }
+    return phase(title, async () => {
+      const managed = "claude-code/managed-settings.json"
+      const dropIn = "claude-code/managed-settings.d/50-hold.json"
+      const specs = [
+        { label: "send-ns-refuse", files: { [managed]: "{\"crossSessionInbound\":\"refuse\"}\n" } },
+        { label: "send-ns-hold", files: { [dropIn]: "{\"crossSessionInbound\":\"hold\"}\n" } }
+      ]
+      const receivers = {}
+      for (const { files, label } of specs) {
+        const through = makeDriver({ tmux, registry, claude: inOwnMountNamespace(label, files), log })
+        Object.assign(receivers, await startReceivers([{ label }], through))
+      }
+      const ours = readlinkSync("/proc/self/ns/mnt")
+      const namespaceProblems = (label) => {
+        const theirs = readlinkSync(`/proc/${receivers[label].pid}/ns/mnt`)
+        log(`send: mount-ns: ${label} (pid ${receivers[label].pid}) runs in ${theirs}, claude-peers in ${ours}`)
+        const leaked = specs.flatMap((spec) => Object.keys(spec.files)).filter((file) => existsSync(join("/etc", file)))
+        return [
+          ...(theirs === ours ? [`${label} runs in claude-peers' own mount namespace`] : []),
+          ...leaked.map((file) => `/etc/${file} is in the host's namespace too`)
+        ]
+      }
+      const withNamespace = (row, label) => ({ ...row, problems: [...namespaceProblems(label), ...row.problems] })
+      const fromManaged = { decidedBy: "policySettings", certainty: "certain" }
+      const to = (label, name, flags, expected) =>
+        scenario({ name, target: [receivers[label].sessionId], flags, receivers, expected: { ...expected, arrivals: { [label]: expected.arrivals } } })
+      return [
+        withNamespace(
+          await to("send-ns-refuse", `managed-settings.json refuse (pid ${receivers["send-ns-refuse"].pid}), --allow-hold`, ["--allow-hold"], {
+            exit: 9,
+            answer: "refused",
+            relays: 0,
+            arrivals: 0,
+            ...fromManaged
+          }),
+          "send-ns-refuse"
+        ),
+        withNamespace(
+          await to("send-ns-hold", `managed-settings.d drop-in hold (pid ${receivers["send-ns-hold"].pid})`, [], {
+            exit: 10,
+            answer: "held",
+            relays: 0,
+            arrivals: 0,
+            ...fromManaged
+          }),
+          "send-ns-hold"
+        ),
+        withNamespace(
+          await to("send-ns-hold", "managed-settings.d drop-in hold, --allow-hold", ["--allow-hold"], {
+            exit: 0,
+            answer: "held",
+            relays: 1,
+            arrivals: 0,
+            heldOnScreen: "send-ns-hold",
+            ...fromManaged
+          }),
+          "send-ns-hold"
+        )
+      ]
+    })
+  }
+
+  /**
+   * `claude --continue` beside the live session it continues: Claude Code continues the latest
+   * conversation of the directory, so the session is given a prompt first (with no transcript there,
+   * `--continue` has nothing to continue), in a directory of its own (no other session's conversation
+   * there is later).
+   */
+  const continued = () =>
+    phase("--continue beside the live session it continues (one session id, two processes)", async () => {
+      const cwd = join(work, "continue")
+      mkdirSync(cwd, { recursive: true })
+      const first = "send-continued"
+      const second = "send-continue"
+      driver.start(first, cwd, ["--name", first])
+      const { record: original } = await driver.up(first)
+      await driver.submit(first, "hello")
+      await waitFor(`${first}'s transcript`, () => existsSync(transcriptOf(home, original)), { timeoutMs: 60_000 })
+      await waitFor(`${first} to finish its turn`, () => registry.windowOf(first)?.record.status === "idle", { timeoutMs: 60_000 })
+      driver.start(second, cwd, ["--continue"])
+      const { record: again } = await driver.up(second)
+      log(
+        `send: continue: ${first} pid ${original.pid} (${original.name}, ${original.sessionId}), ${second} pid ${again.pid} (${again.name}, ${again.sessionId})`
+      )
+      const listed = await peers(["list"])
+      let listing
+      try {
+        listing = JSON.parse(listed.stdout)
+      } catch {
+        listing = undefined
+      }
+      const listingProblems = judgeSharedIdListing(listing, [original.pid, again.pid], original.sessionId)
+      for (const session of (Array.isArray(listing) ? listing : []).filter((s) => s.sessionId === original.sessionId)) {
+        log(`send: continue: list: pid ${session.pid} name ${JSON.stringify(session.name)} address ${JSON.stringify(session.address)}`)
+      }
+      // One transcript file for both: the conversation is one, and a message to either would be in it.
+      const receivers = { "the shared transcript": original }
+      const mismatch = { exit: 4, answer: "identity_mismatch", relays: 0, arrivals: { "the shared transcript": 0 } }
+      const rows = [
+        await scenario({ name: `by id ${original.sessionId.slice(0, 8)}…`, target: [original.sessionId], receivers, expected: mismatch }),
+        await scenario({
+          name: "by id, --allow-shared-name",
+          target: [original.sessionId],
+          flags: ["--allow-shared-name"],
+          receivers,
+          expected: mismatch
+        }),
+        // Claude Code 2.1.332 gives the `--continue` process the conversation's name, unchecked against the live one's.
+        ...(again.name === original.name
+          ? [await scenario({ name: `--name ${original.name} (both processes carry it)`, target: ["--name", original.name], receivers, expected: mismatch })]
+          : [
+            await scenario({ name: `--name ${original.name} (the continued one)`, target: ["--name", original.name], receivers, expected: mismatch }),
+            await scenario({ name: `--name ${again.name} (the --continue one)`, target: ["--name", again.name], receivers, expected: mismatch })
+          ])
+      ]
+      rows[0].problems.unshift(
+        ...(again.sessionId === original.sessionId ? [] : [`--continue took session id ${again.sessionId}, not ${original.sessionId}`]),
+        ...listingProblems.map((problem) => `list: ${problem}`)
+      )
+      return rows
+    })
+
+  return {
+    continue: continued,
+    policies,
+    "not-live": notLive,
+    "shared-name": sharedName,
+    parity,
+    stopped,
+    "other-uid": otherUid,
+    "bg-worker": bgWorker,
+    "mount-ns": mountNs
+  }
 }
 
 /** The send phases named (every one by default), one after another: `{ phases, ok }`. */
