@@ -37,6 +37,7 @@ interface Expected {
   readonly withinMs?: number
   readonly decidedBy?: string
   readonly certainty?: string
+  readonly fate?: string
 }
 interface Seen {
   readonly send: SendAnswer
@@ -45,20 +46,23 @@ interface Seen {
   readonly arrivals: Record<string, number>
   readonly heldOnScreen?: Record<string, boolean>
   readonly ms?: number
+  readonly fate?: string
 }
 
 const root = join(import.meta.dirname, "..")
-const { isPreStartedWorker, judgeJobFlags, judgeSend, judgeSharedIdListing, readPolicyAnswer, readSendAnswer, renderSendTable } = (await import(
-  pathToFileURL(join(root, "scripts/check-claude/send-judgement.mjs")).href
-)) as {
-  isPreStartedWorker: (argv: ReadonlyArray<string>) => boolean
-  judgeJobFlags: (state: unknown, settings: string) => ReadonlyArray<string>
-  judgeSend: (expected: Expected, seen: Seen) => ReadonlyArray<string>
-  judgeSharedIdListing: (listing: unknown, pids: ReadonlyArray<number>, sessionId: string) => ReadonlyArray<string>
-  readPolicyAnswer: (run: Run, pid?: number | null) => PolicyAnswer
-  readSendAnswer: (run: Run) => SendAnswer
-  renderSendTable: (rows: ReadonlyArray<Json>) => string
-}
+const { isPreStartedWorker, judgeJobFlags, judgeSend, judgeSharedIdListing, readPolicyAnswer, readProbeAnswer, readSendAnswer, renderSendTable } =
+  (await import(
+    pathToFileURL(join(root, "scripts/check-claude/send-judgement.mjs")).href
+  )) as {
+    isPreStartedWorker: (argv: ReadonlyArray<string>) => boolean
+    judgeJobFlags: (state: unknown, settings: string) => ReadonlyArray<string>
+    judgeSend: (expected: Expected, seen: Seen) => ReadonlyArray<string>
+    judgeSharedIdListing: (listing: unknown, pids: ReadonlyArray<number>, sessionId: string) => ReadonlyArray<string>
+    readPolicyAnswer: (run: Run, pid?: number | null) => PolicyAnswer
+    readProbeAnswer: (run: Run) => string
+    readSendAnswer: (run: Run) => SendAnswer
+    renderSendTable: (rows: ReadonlyArray<Json>) => string
+  }
 
 const printed = (exit: number, value: unknown): Run => ({ exit, stdout: `${JSON.stringify(value)}\n`, stderr: "" })
 const session = { pid: 4242, sessionId: "aa0f6eae-1841-417f-963a-88082a735a98", name: "api" }
@@ -232,6 +236,23 @@ describe("judging a send scenario", () => {
     expect(judgeSend({ exit: 9, answer: "refused", relays: 0 }, { ...refused, policy: { answer: "refused", effective: "refuse" } })).toEqual([])
   })
 
+  it("holds a refusal before relaying to the receiver's own answer, where it was relayed anyway", () => {
+    const refused: Seen = {
+      send: readSendAnswer(failure(9, { reason: "inbound_refused", predicted: predicted("refuse") })),
+      policy: { answer: "refused", effective: "refuse" },
+      relays: 0,
+      arrivals: { r: 0 }
+    }
+    const expectRefused: Expected = { exit: 9, answer: "refused", relays: 0, arrivals: { r: 0 }, fate: "refused" }
+    expect(judgeSend(expectRefused, { ...refused, fate: "refused" })).toEqual([])
+    // The receiver delivered what policy refused: the prediction was wrong, though the send agreed with it.
+    expect(judgeSend(expectRefused, { ...refused, fate: "delivered" })).toEqual([
+      "the receiver's own answer was delivered, expected refused",
+      "policy predicts refused, the receiver's own answer was delivered"
+    ])
+    expect(judgeSend(expectRefused, refused)).toEqual(["the receiver's own answer was not asked, expected refused"])
+  })
+
   it("fails a held message that the receiver does not show", () => {
     const held: Seen = { send: readSendAnswer(result("held", "hold")), policy: { answer: "held", effective: "hold" }, relays: 1, arrivals: {} }
     const expectHeld: Expected = { exit: 0, answer: "held", relays: 1, heldOnScreen: "r" }
@@ -248,6 +269,30 @@ describe("judging a send scenario", () => {
     expect(table[2]).toBe("| a \\| b | 0 | delivered | delivered | 1 | mine: 1, other: 0 | 12 ms | agrees |")
     expect(table[3]).toContain("| refused (inbound_refused, not relayed) |")
     expect(table[3]).toContain("| WRONG: x |")
+  })
+})
+
+describe("reading the probe's answer", () => {
+  it("is the receipt's outcome, or the cause of a failed relay", () => {
+    expect(readProbeAnswer({ exit: 0, stdout: "{\"outcome\":\"refused\",\"text\":\"was refused\"}\n" })).toBe("refused")
+    expect(readProbeAnswer({ exit: 0, stdout: "{\"failed\":\"timed_out\",\"detail\":\"no receipt\"}\n" })).toBe("delivery_failed (timed_out)")
+    expect(readProbeAnswer({ exit: 1, stdout: "" })).toBe("no JSON from the probe (exit 1)")
+  })
+
+  it("shows in the send's row", () => {
+    const row = {
+      scenario: "refuse",
+      send: readSendAnswer(failure(9, { reason: "inbound_refused" })),
+      policy: { answer: "refused", effective: "refuse", decidedBy: "policySettings", certainty: "certain" },
+      fate: "refused",
+      relays: 0,
+      arrivals: {},
+      ms: 5,
+      problems: []
+    }
+    expect(renderSendTable([row]).split("\n")[2]).toBe(
+      "| refuse | 9 | refused (inbound_refused, not relayed; relayed anyway: refused) | refused (policySettings, certain) | 0 | - | 5 ms | agrees |"
+    )
   })
 })
 

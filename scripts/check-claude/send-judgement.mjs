@@ -77,11 +77,25 @@ export const readPolicyAnswer = ({ exit, stdout }, pid = null) => {
 }
 
 /**
+ * `relay-probe.mjs` run to its end: the message's real fate in the receipt's words (`delivered`,
+ * `held`, `refused`), `delivery_failed (<cause>)` where the relay gave no receipt, or why there is
+ * no answer.
+ */
+export const readProbeAnswer = ({ exit, stdout }) => {
+  const printed = parsed(lastLine(stdout ?? ""))
+  if (printed === undefined || printed === null || typeof printed !== "object") return `no JSON from the probe (exit ${exit})`
+  if (typeof printed.outcome === "string") return printed.outcome
+  return `delivery_failed (${printed.failed})`
+}
+
+/**
  * What a scenario expected against what was seen; a list of what differs, empty when it passed.
  * `expected`: `{ exit, answer, relays, arrivals?: { label: count }, heldOnScreen?: label, policy?,
  * withinMs?, decidedBy?, certainty? }`. `seen`: `{ send (readSendAnswer), policy (readPolicyAnswer), relays, arrivals: {
  * label: count }, heldOnScreen: { label: boolean }, ms? }`; `expected.decidedBy` and
- * `expected.certainty`, where given, are what `policy`'s entry must say. `policy`'s prediction must be the send's
+ * `expected.certainty`, where given, are what `policy`'s entry must say; `seen.fate`, where the
+ * message refused before relaying was relayed anyway (`relay-probe.mjs`), is the receiver's own
+ * answer, which must be `policy`'s prediction (and `expected.fate`). `policy`'s prediction must be the send's
  * answer, or `expected.policy` where the send refuses for what no policy decides (`policy` still
  * answers for a stopped process and another user's session; the send is `delivery_failed` and
  * `not_addressable`); the send's own prediction
@@ -106,6 +120,13 @@ export const judgeSend = (expected, seen) => {
   }
   if (seen.send.predicted !== undefined && seen.send.predicted !== seen.policy.effective) {
     problems.push(`the send predicted ${seen.send.predicted}, policy ${seen.policy.effective ?? seen.policy.answer}`)
+  }
+  // A refusal before relaying is `policy`'s own word: where the message was relayed anyway, the receiver's answer is the fate.
+  if (expected.fate !== undefined && seen.fate !== expected.fate) {
+    problems.push(`the receiver's own answer was ${seen.fate ?? "not asked"}, expected ${expected.fate}`)
+  }
+  if (seen.fate !== undefined && seen.fate !== seen.policy.answer) {
+    problems.push(`policy predicts ${seen.policy.answer}, the receiver's own answer was ${seen.fate}`)
   }
   for (const key of ["decidedBy", "certainty"]) {
     if (expected[key] !== undefined && seen.policy[key] !== expected[key]) {
@@ -174,7 +195,9 @@ export const renderSendTable = (rows) =>
         [
           row.scenario,
           row.send.exit,
-          row.send.refusal === undefined ? row.send.answer : `${row.send.answer} (${row.send.refusal}, not relayed)`,
+          row.send.refusal === undefined
+            ? row.send.answer
+            : `${row.send.answer} (${row.send.refusal}, not relayed${row.fate === undefined ? "" : `; relayed anyway: ${row.fate}`})`,
           row.policy.decidedBy === undefined ? row.policy.answer : `${row.policy.answer} (${row.policy.decidedBy}, ${row.policy.certainty})`,
           row.relays,
           Object.entries(row.arrivals).map(([label, count]) => `${label}: ${count}`).join(", ") || "-",

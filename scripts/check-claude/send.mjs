@@ -4,7 +4,8 @@
  * --json`, its relay the Claude Code under test, and each receiver's own transcript (and, for a held
  * message, its screen) read to see what arrived. One table a phase:
  * - `policies`: receivers whose `--settings` say accept, hold, refuse → delivered and in the
- *   transcript exactly once; held, and the receiver shows it for approval; refused before relaying;
+ *   transcript exactly once; held, and the receiver shows it for approval; refused before relaying,
+ *   and refused by the receiver when relayed anyway;
  * - `not-live`: a receiver killed with SIGKILL (its record stays), a window parked with ←, and a
  *   record staged on a reused pid → `not_live` (exit 3);
  * - `shared-name`: two `claude --bg --name N` jobs (Claude Code makes a job's name unique against
@@ -29,6 +30,9 @@
  * - `continue`: `claude --continue` beside the live session it continues (one session id, two
  *   processes) → both listed, each addressed by its socket; `identity_mismatch` (4) by id (with or
  *   without `--allow-shared-name`) and by either name, no relay, nothing in the transcript.
+ * A refusal before relaying (`inbound_refused`, `would_be_held`) is `policy`'s own word, not the
+ * receiver's: where a scenario asks for it, the message is then relayed anyway by claude-peers' relay
+ * without `send`'s policy step (relay-probe.mjs), and the receiver's own answer is its fate.
  * In every scenario `claude-peers policy`'s prediction must be the send's answer (send-judgement.mjs)
  * unless the scenario names what it must be instead (a stopped or another user's session),
  * and a relay must start exactly when one should: the relays' Claude Code is a wrapper that counts
@@ -49,12 +53,22 @@ import { makeDriver } from "./driver.mjs"
 import { startBackgroundJob } from "./policy.mjs"
 import { isRunning, killMarked, processStat, startIdleProcess } from "./processes.mjs"
 import { makeRegistry } from "./registry.mjs"
-import { isPreStartedWorker, judgeJobFlags, judgeSend, judgeSharedIdListing, readPolicyAnswer, readSendAnswer, renderSendTable } from "./send-judgement.mjs"
+import {
+  isPreStartedWorker,
+  judgeJobFlags,
+  judgeSend,
+  judgeSharedIdListing,
+  readPolicyAnswer,
+  readProbeAnswer,
+  readSendAnswer,
+  renderSendTable
+} from "./send-judgement.mjs"
 import { CheckFailed, makeLog, runProgram, waitFor } from "./tools.mjs"
 import { makeCheckWorld } from "./world.mjs"
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
 const commandPath = join(repoRoot, "bin", "claude-peers.js")
+const probePath = join(repoRoot, "scripts", "check-claude", "relay-probe.mjs")
 
 export const sendPhaseNames = ["policies", "not-live", "shared-name", "parity", "stopped", "other-uid", "bg-worker", "mount-ns", "continue"]
 
@@ -112,7 +126,7 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
    * maps a label to the record whose transcript (in `receiverHome`) `expected.arrivals` counts;
    * `run` runs claude-peers (`peers`, or as another user), whose relay starts `counter` counts.
    */
-  const scenario = async ({ counter = relays, expected, flags = [], name, policyQuery, receiverHome = home, receivers = {}, run = peers, target }) => {
+  const scenario = async ({ counter = relays, expected, flags = [], name, policyQuery, probe, receiverHome = home, receivers = {}, run = peers, target }) => {
     const message = `claude-peers send check ${randomBytes(4).toString("hex")}`
     const policyRun = await run(["policy", ...(policyQuery ?? target)])
     const before = counter.count()
@@ -121,6 +135,8 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
     const ms = Date.now() - started
     const relaysStarted = counter.count() - before
     const policy = readPolicyAnswer(policyRun, send.pid)
+    // Refused before relaying is the prediction's word, not the receiver's: `probe` (the target's record) relays it anyway.
+    const fate = probe !== undefined && send.refusal !== undefined ? await probeFate(probe, message) : undefined
     // A receiver writes its transcript as it takes the message in; what must not arrive gets a few seconds to show that it does not.
     const awaited = Object.entries(expected.arrivals ?? {}).filter(([, count]) => count > 0).map(([label]) => label)
     const shownHeld = (label) => tmux.screen(label).includes("Held") && tmux.screen(label).includes(message)
@@ -132,10 +148,11 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
     } else if (expected.heldOnScreen !== undefined) {
       await waitFor("the held message on the screen", () => shownHeld(expected.heldOnScreen), { timeoutMs: 15_000 }).catch(() => false)
     }
-    if (relaysStarted > 0) await delay(3000)
+    if (relaysStarted > 0 || fate !== undefined) await delay(3000)
     const seen = {
       send,
       policy,
+      ...(fate === undefined ? {} : { fate }),
       relays: relaysStarted,
       ms,
       arrivals: Object.fromEntries(Object.keys(expected.arrivals ?? {}).map((label) => [label, arrivals(receiverHome, receivers[label], message)])),
@@ -143,11 +160,23 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
     }
     const problems = judgeSend(expected, seen)
     log(
-      `send: ${name}: ${send.answer} (exit ${send.exit}) in ${ms} ms, ${relaysStarted} relay(s), policy ${policy.answer}: ${
-        problems.length === 0 ? "ok" : `WRONG: ${problems.join("; ")}`
-      } (${send.text.slice(0, 160)})`
+      `send: ${name}: ${send.answer} (exit ${send.exit}) in ${ms} ms, ${relaysStarted} relay(s), policy ${policy.answer}${
+        fate === undefined ? "" : `, relayed anyway: ${fate}`
+      }: ${problems.length === 0 ? "ok" : `WRONG: ${problems.join("; ")}`} (${send.text.slice(0, 160)})`
     )
     return { scenario: name, message, ...seen, problems }
+  }
+
+  /** The receiver's own answer to `message`, relayed by claude-peers' relay without `send`'s policy step (relay-probe.mjs). */
+  const probeFate = async (record, message) => {
+    const started = Date.now()
+    const run = await runProgram(process.execPath, [probePath, home, `uds:${record.messagingSocketPath}`, message], {
+      env: { ...env, CLAUDE_PEERS_CLAUDE_BIN: claude },
+      timeoutMs: 150_000
+    })
+    const fate = readProbeAnswer(run)
+    log(`send: relayed anyway to pid ${record.pid} in ${Date.now() - started} ms: ${fate} (${run.stdout.trim().slice(0, 200)})`)
+    return fate
   }
 
   const phase = async (title, scenarios) => {
@@ -177,12 +206,13 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
           target: [receivers[label].sessionId],
           flags: ["--allow-hold"],
           receivers,
+          probe: receivers[label],
           expected: { ...expected, arrivals: { [label]: expected.arrivals } }
         })
       return [
         await to("send-accept", "accept", { exit: 0, answer: "delivered", relays: 1, arrivals: 1 }),
         await to("send-hold", "hold, --allow-hold", { exit: 0, answer: "held", relays: 1, arrivals: 0, heldOnScreen: "send-hold" }),
-        await to("send-refuse", "refuse, --allow-hold", { exit: 9, answer: "refused", relays: 0, arrivals: 0 })
+        await to("send-refuse", "refuse, --allow-hold", { exit: 9, answer: "refused", relays: 0, arrivals: 0, fate: "refused" })
       ]
     })
 
@@ -460,7 +490,8 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
             target: [refusing.record.sessionId],
             flags: ["--allow-hold"],
             receivers,
-            expected: { exit: 9, answer: "refused", relays: 0, arrivals: { [label(refusing.record)]: 0 }, ...fromFlags }
+            probe: refusing.record,
+            expected: { exit: 9, answer: "refused", relays: 0, arrivals: { [label(refusing.record)]: 0 }, fate: "refused", ...fromFlags }
           }),
           refusing
         ),
@@ -539,7 +570,14 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
       const withNamespace = (row, label) => ({ ...row, problems: [...namespaceProblems(label), ...row.problems] })
       const fromManaged = { decidedBy: "policySettings", certainty: "certain" }
       const to = (label, name, flags, expected) =>
-        scenario({ name, target: [receivers[label].sessionId], flags, receivers, expected: { ...expected, arrivals: { [label]: expected.arrivals } } })
+        scenario({
+          name,
+          target: [receivers[label].sessionId],
+          flags,
+          receivers,
+          probe: receivers[label],
+          expected: { ...expected, arrivals: { [label]: expected.arrivals } }
+        })
       return [
         withNamespace(
           await to("send-ns-refuse", `managed-settings.json refuse (pid ${receivers["send-ns-refuse"].pid}), --allow-hold`, ["--allow-hold"], {
@@ -547,6 +585,7 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
             answer: "refused",
             relays: 0,
             arrivals: 0,
+            fate: "refused",
             ...fromManaged
           }),
           "send-ns-refuse"
