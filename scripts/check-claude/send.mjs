@@ -136,7 +136,7 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
     const relaysStarted = counter.count() - before
     const policy = readPolicyAnswer(policyRun, send.pid)
     // Refused before relaying is the prediction's word, not the receiver's: `probe` (the target's record) relays it anyway.
-    const fate = probe !== undefined && send.refusal !== undefined ? await probeFate(probe, message) : undefined
+    const fate = probe !== undefined && send.refusal !== undefined ? (await probeFate(probe, message)).fate : undefined
     // A receiver writes its transcript as it takes the message in; what must not arrive gets a few seconds to show that it does not.
     const awaited = Object.entries(expected.arrivals ?? {}).filter(([, count]) => count > 0).map(([label]) => label)
     const shownHeld = (label) => tmux.screen(label).includes("Held") && tmux.screen(label).includes(message)
@@ -170,18 +170,22 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
   /** The receiver's own answer to `message`, relayed by claude-peers' relay without `send`'s policy step (relay-probe.mjs). */
   const probeFate = async (record, message) => {
     const started = Date.now()
-    const run = await runProgram(process.execPath, [probePath, home, `uds:${record.messagingSocketPath}`, message], {
+    const run = await runProgram(process.execPath, [probePath, home, record.address ?? `uds:${record.messagingSocketPath}`, message], {
       env: { ...env, CLAUDE_PEERS_CLAUDE_BIN: claude },
       timeoutMs: 150_000
     })
     const fate = readProbeAnswer(run)
     log(`send: relayed anyway to pid ${record.pid} in ${Date.now() - started} ms: ${fate} (${run.stdout.trim().slice(0, 200)})`)
-    return fate
+    return { fate, text: run.stdout.trim() }
   }
 
+  /** What a phase saw and does not judge, printed under its table. */
+  const notes = []
   const phase = async (title, scenarios) => {
+    notes.length = 0
     const rows = await scenarios()
-    process.stdout.write(`\n## send: ${title}\n\n${renderSendTable(rows)}\n`)
+    const seen = notes.map((note) => `\nSeen, not judged: ${note}\n`).join("")
+    process.stdout.write(`\n## send: ${title}\n\n${renderSendTable(rows)}\n${seen}`)
     return { rows, ok: rows.every((row) => row.problems.length === 0) }
   }
 
@@ -500,7 +504,8 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
             name: `hold (${label(holding.record)}, pid ${holding.record.pid})`,
             target: [holding.record.sessionId],
             receivers,
-            expected: { exit: 10, answer: "held", relays: 0, arrivals: { [label(holding.record)]: 0 }, ...fromFlagsPartly }
+            probe: holding.record,
+            expected: { exit: 10, answer: "held", relays: 0, arrivals: { [label(holding.record)]: 0 }, fate: "held", ...fromFlagsPartly }
           }),
           holding
         ),
@@ -596,6 +601,7 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
             answer: "held",
             relays: 0,
             arrivals: 0,
+            fate: "held",
             ...fromManaged
           }),
           "send-ns-hold"
@@ -633,7 +639,11 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
       await waitFor(`${first}'s transcript`, () => existsSync(transcriptOf(home, original)), { timeoutMs: 60_000 })
       await waitFor(`${first} to finish its turn`, () => registry.windowOf(first)?.record.status === "idle", { timeoutMs: 60_000 })
       driver.start(second, cwd, ["--continue"])
-      const { record: again } = await driver.up(second)
+      await driver.up(second)
+      // Its first records carry a derived name (`continue-<2 hex>`); the conversation's name follows within seconds.
+      await waitFor(`${second} to take the conversation's name`, () => registry.windowOf(second)?.record.name === original.name, { timeoutMs: 20_000 })
+        .catch((error) => log(`send: continue: ${error.message}; it is named ${JSON.stringify(registry.windowOf(second)?.record.name)}`))
+      const { record: again } = registry.windowOf(second)
       log(
         `send: continue: ${first} pid ${original.pid} (${original.name}, ${original.sessionId}), ${second} pid ${again.pid} (${again.name}, ${again.sessionId})`
       )
@@ -672,6 +682,30 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
         ...(again.sessionId === original.sessionId ? [] : [`--continue took session id ${again.sessionId}, not ${original.sessionId}`]),
         ...listingProblems.map((problem) => `list: ${problem}`)
       )
+      // The refusal names both processes, so that a caller sees which two.
+      for (const row of rows) {
+        const unnamed = [original.pid, again.pid].filter((pid) => !row.send.text.includes(String(pid)))
+        if (unnamed.length > 0) row.problems.push(`the refusal does not name pid ${unnamed.join(", ")}: ${row.send.text}`)
+      }
+      // What the name would do, were claude-peers to hand it to SendMessage: seen, not judged (no rule says which one it must reach).
+      const byName = `claude-peers send check by name ${randomBytes(4).toString("hex")}`
+      const { fate, text } = await probeFate({ pid: `${original.pid}/${again.pid}`, messagingSocketPath: null, address: original.name }, byName)
+      let said = text
+      try {
+        const printed = JSON.parse(text)
+        said = printed.detail ?? printed.text ?? text
+      } catch {
+        // kept as printed
+      }
+      await waitFor("the message by name on a screen", () => [first, second].some((label) => tmux.screen(label).includes(byName)), { timeoutMs: 15_000 })
+        .catch(() => false)
+      const shownBy = [first, second].filter((label) => tmux.screen(label).includes(byName))
+      const note = `SendMessage to the name ${JSON.stringify(original.name)} (Claude Code's own, not claude-peers'): ${fate}; ` +
+        `shown by ${shownBy.length === 0 ? "neither window" : shownBy.join(" and ")}; ${
+          arrivals(home, original, byName)
+        } arrivals in the shared transcript. It said: ${said.replace(/\s+/g, " ").slice(0, 400)}`
+      log(`send: continue: ${note}`)
+      notes.push(note)
       return rows
     })
 
