@@ -625,10 +625,22 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
    * `claude --continue` beside the live session it continues: Claude Code continues the latest
    * conversation of the directory, so the session is given a prompt first (with no transcript there,
    * `--continue` has nothing to continue), in a directory of its own (no other session's conversation
-   * there is later).
+   * there is later). In a directory with no conversation, `--continue` exits at once: seen and noted.
    */
   const continued = () =>
     phase("--continue beside the live session it continues (one session id, two processes)", async () => {
+      // Why a `--continue` can exit before it registers: a directory with no conversation to continue (it prints
+      // "No conversation found to continue" and exits 1; the screen it leaves is cleared).
+      const nothing = join(work, "continue-nothing")
+      mkdirSync(nothing, { recursive: true })
+      driver.start("send-continue-nothing", nothing, ["--continue"])
+      const without = await waitFor("--continue in a directory without a conversation to end or register", () => {
+        if (tmux.panes().find((pane) => pane.name === "send-continue-nothing")?.dead === true) return "exited before it registered"
+        return registry.windowOf("send-continue-nothing") === undefined ? undefined : "registered"
+      }, { timeoutMs: 60_000, intervalMs: 200 }).catch((error) => error.message)
+      const lastWords = tmux.screen("send-continue-nothing").split("\n").map((line) => line.trim()).filter(Boolean).slice(-3).join(" / ")
+      notes.push(`\`claude --continue\` in a directory without a conversation: ${without}; its screen ends: ${lastWords}`)
+      log(`send: continue: ${notes.at(-1)}`)
       const cwd = join(work, "continue")
       mkdirSync(cwd, { recursive: true })
       const first = "send-continued"
