@@ -634,12 +634,21 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
       const nothing = join(work, "continue-nothing")
       mkdirSync(nothing, { recursive: true })
       driver.start("send-continue-nothing", nothing, ["--continue"])
-      const without = await waitFor("--continue in a directory without a conversation to end or register", () => {
-        if (tmux.panes().find((pane) => pane.name === "send-continue-nothing")?.dead === true) return "exited before it registered"
-        return registry.windowOf("send-continue-nothing") === undefined ? undefined : "registered"
-      }, { timeoutMs: 60_000, intervalMs: 200 }).catch((error) => error.message)
-      const lastWords = tmux.screen("send-continue-nothing").split("\n").map((line) => line.trim()).filter(Boolean).slice(-3).join(" / ")
-      notes.push(`\`claude --continue\` in a directory without a conversation: ${without}; its screen ends: ${lastWords}`)
+      const seenOf = { registered: false, screen: "" }
+      const exited = await waitFor("--continue in a directory without a conversation to exit", () => {
+        if (registry.windowOf("send-continue-nothing") !== undefined) seenOf.registered = true
+        const dead = tmux.panes().find((pane) => pane.name === "send-continue-nothing")?.dead === true
+        const screen = tmux.screen("send-continue-nothing").split("\n").map((line) => line.trim()).filter((line) =>
+          line !== "" && !line.startsWith("Pane is dead")
+        )
+        if (screen.length > 0) seenOf.screen = screen.slice(-3).join(" / ")
+        return dead
+      }, { timeoutMs: 30_000, intervalMs: 100 }).then(() => true, () => false)
+      notes.push(
+        `\`claude --continue\` in a directory without a conversation: ${exited ? "exited" : "still runs after 30 s"}, ${
+          seenOf.registered ? "after writing a record" : "without registering"
+        }; its screen showed: ${seenOf.screen || "nothing"}`
+      )
       log(`send: continue: ${notes.at(-1)}`)
       const cwd = join(work, "continue")
       mkdirSync(cwd, { recursive: true })
