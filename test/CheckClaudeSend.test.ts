@@ -55,7 +55,7 @@ const { isPreStartedWorker, judgeJobFlags, judgeSend, judgeSharedIdListing, read
     pathToFileURL(join(root, "scripts/check-claude/send-judgement.mjs")).href
   )) as {
     isPreStartedWorker: (argv: ReadonlyArray<string>) => boolean
-    judgeJobFlags: (state: unknown, settings: string) => ReadonlyArray<string>
+    judgeJobFlags: (state: unknown, flags: ReadonlyArray<string>) => ReadonlyArray<string>
     judgeSend: (expected: Expected, seen: Seen) => ReadonlyArray<string>
     judgeSharedIdListing: (listing: unknown, pids: ReadonlyArray<number>, sessionId: string) => ReadonlyArray<string>
     readPolicyAnswer: (run: Run, pid?: number | null) => PolicyAnswer
@@ -303,13 +303,17 @@ describe("a background job on a pre-started worker", () => {
     expect(isPreStartedWorker(["/opt/claude", "--session-id", "64831718-7053-44e8-892c-5f8938dcdd1a", "SEND-BG-WARM-UP"])).toBe(false)
   })
 
-  it("keeps the job's --settings in its job state", () => {
+  it("keeps the job's flags in its job state", () => {
     const settings = "{\"crossSessionInbound\":\"refuse\"}"
-    expect(judgeJobFlags({ respawnFlags: ["--settings", settings] }, settings)).toEqual([])
-    expect(judgeJobFlags({ respawnFlags: ["--name", "x"] }, settings)).toEqual(["respawnFlags [\"--name\",\"x\"] hold no --settings"])
-    expect(judgeJobFlags({ respawnFlags: ["--settings", "{}"] }, settings)).toHaveLength(1)
-    expect(judgeJobFlags({}, settings)).toEqual(["the job state has no respawnFlags list (undefined)"])
-    expect(judgeJobFlags(undefined, settings)).toHaveLength(1)
+    expect(judgeJobFlags({ respawnFlags: ["--settings", settings] }, ["--settings", settings])).toEqual([])
+    expect(judgeJobFlags({ respawnFlags: ["--name", "x", "--dangerously-skip-permissions"] }, ["--dangerously-skip-permissions"])).toEqual([])
+    expect(judgeJobFlags({ respawnFlags: ["--name", "x"] }, ["--settings", settings])).toEqual([
+      `respawnFlags ["--name","x"] do not hold ${JSON.stringify(["--settings", settings])}`
+    ])
+    // The value must follow its flag.
+    expect(judgeJobFlags({ respawnFlags: ["--settings", "{}", settings] }, ["--settings", settings])).toHaveLength(1)
+    expect(judgeJobFlags({}, ["--settings", settings])).toEqual(["the job state has no respawnFlags list (undefined)"])
+    expect(judgeJobFlags(undefined, ["--settings", settings])).toHaveLength(1)
   })
 })
 

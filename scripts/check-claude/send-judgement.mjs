@@ -144,17 +144,14 @@ export const judgeSend = (expected, seen) => {
 export const isPreStartedWorker = (argv) => argv.includes("--bg-spare") || argv[0] === "claude bg-spare"
 
 /**
- * A job's `respawnFlags` (from `<home>/jobs/<jobId>/state.json`) against the `--settings` text it
- * was launched with: a list of what differs, empty when the flags carry exactly that text after
- * `--settings`.
+ * A job's `respawnFlags` (from `<home>/jobs/<jobId>/state.json`) against the flags it was launched
+ * with: a list of what differs, empty when `flags` stand in the list in that order, one after another.
  */
-export const judgeJobFlags = (state, settings) => {
-  const flags = state?.respawnFlags
-  if (!Array.isArray(flags)) return [`the job state has no respawnFlags list (${JSON.stringify(flags)})`]
-  const at = flags.indexOf("--settings")
-  if (at === -1) return [`respawnFlags ${JSON.stringify(flags)} hold no --settings`]
-  if (flags[at + 1] !== settings) return [`respawnFlags give --settings ${JSON.stringify(flags[at + 1])}, launched with ${JSON.stringify(settings)}`]
-  return []
+export const judgeJobFlags = (state, flags) => {
+  const respawn = state?.respawnFlags
+  if (!Array.isArray(respawn)) return [`the job state has no respawnFlags list (${JSON.stringify(respawn)})`]
+  const at = respawn.findIndex((_, i) => flags.every((flag, j) => respawn[i + j] === flag))
+  return at === -1 ? [`respawnFlags ${JSON.stringify(respawn)} do not hold ${JSON.stringify(flags)}`] : []
 }
 
 /**

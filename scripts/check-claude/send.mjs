@@ -22,7 +22,9 @@
  *   Code's background service hands to a pre-started `claude bg-spare --bg-spare <claim socket>`
  *   worker, whose own arguments hold no `--settings` (only the job state's `respawnFlags` do) →
  *   refused before relaying; held (`would_be_held`), and with `--allow-hold` held by the receiver;
- *   `policy` decided by `flagSettings`, never `userSettings`;
+ *   `policy` decided by `flagSettings`, never `userSettings`; and a job in bypassPermissions with
+ *   nothing set (`--dangerously-skip-permissions`, also only in its job state) → held, as `policy`
+ *   predicts from the receiver's bypass class for the relay's prompting one;
  * - `mount-ns` (as root): receivers under `unshare --mount`, an overlay on `/etc` in their namespace
  *   alone holding a managed file saying refuse, a managed drop-in saying hold → refused; held, and
  *   with `--allow-hold` held by the receiver; `policy` decided by `policySettings`, read through
@@ -444,32 +446,56 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
    * service's `spare/` directory (`/tmp/cc-daemon-<uid>/<8 hex of sha256(home)>/spare/<id>.claim.sock`,
    * gone once a job claims it). Such a worker writes no registry record until then.
    */
+  const spareDirectory = () => join("/tmp", `cc-daemon-${process.getuid()}`, createHash("sha256").update(home).digest("hex").slice(0, 8), "spare")
   const spareReady = () => {
-    const spares = join("/tmp", `cc-daemon-${process.getuid()}`, createHash("sha256").update(home).digest("hex").slice(0, 8), "spare")
     try {
-      return readdirSync(spares).some((file) => file.endsWith(".claim.sock"))
+      return readdirSync(spareDirectory()).some((file) => file.endsWith(".claim.sock"))
     } catch {
       return false
     }
   }
 
+  /** The environment of the process that would take the next job: a spare worker waiting on its claim socket (null when none). */
+  const spareEnvironment = () => {
+    const claims = (() => {
+      try {
+        return readdirSync(spareDirectory()).filter((file) => file.endsWith(".claim.sock")).map((file) => join(spareDirectory(), file))
+      } catch {
+        return []
+      }
+    })()
+    for (const name of readdirSync("/proc")) {
+      if (!/^[1-9][0-9]*$/.test(name)) continue
+      const argv = argvOf(name)
+      if (!argv.includes("--bg-spare") || !claims.some((claim) => argv.includes(claim))) continue
+      try {
+        return readFileSync(`/proc/${name}/environ`, "latin1").split("\0")
+      } catch {
+        continue
+      }
+    }
+    return null
+  }
+
   const bgWorker = () =>
-    phase("a --bg job on a pre-started worker (its --settings only in its job state)", async () => {
-      const job = { claude, env, home, log, work }
+    phase("a --bg job on a pre-started worker (its flags only in its job state)", async () => {
+      // As root, Claude Code runs bypassPermissions only with IS_SANDBOX=1, and a worker has the environment
+      // of the background service that pre-started it, not its job's: the service is started with it.
+      const asRoot = process.getuid?.() === 0
+      const job = { claude, env: asRoot ? { ...env, IS_SANDBOX: "1" } : env, home, log, work }
       // The first `--bg` job starts Claude Code's background service, which runs that job as a process of
       // its own and from then on keeps a spare worker ready: each later job claims one.
       if (!spareReady()) await startBackgroundJob(job, "SEND-BG-WARM-UP", [])
-      const onSpare = async (prompt, settings) => {
+      const onSpare = async (prompt, flags) => {
         await waitFor("a spare background worker", spareReady, { timeoutMs: 90_000, intervalMs: 500 })
           .catch((error) => log(`send: bg-worker: ${error.message}; starting ${prompt} anyway`))
-        const settingsText = JSON.stringify(settings)
-        const record = await startBackgroundJob(job, prompt, ["--settings", settingsText])
+        const record = await startBackgroundJob(job, prompt, flags)
         const argv = argvOf(record.pid)
-        // What makes the case: the process's own arguments hold no --settings; only the job state does.
+        // What makes the case: the process's own arguments hold none of the job's flags; only the job state does.
         const problems = [
           ...(isPreStartedWorker(argv) ? [] : [`job ${record.jobId} is not on a pre-started worker: its arguments are ${JSON.stringify(argv)}`]),
-          ...(argv.includes("--settings") ? [`job ${record.jobId}'s own arguments hold --settings`] : []),
-          ...judgeJobFlags(registry.jobState(record.jobId), settingsText)
+          ...(argv.includes(flags[0]) ? [`job ${record.jobId}'s own arguments hold ${flags[0]}`] : []),
+          ...judgeJobFlags(registry.jobState(record.jobId), flags)
         ]
         log(
           `send: bg-worker: job ${record.jobId} (pid ${record.pid}) runs as ${argv.join(" ")}; respawnFlags ${
@@ -478,8 +504,8 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
         )
         return { record, problems }
       }
-      const refusing = await onSpare("SEND-BG-REFUSE", { crossSessionInbound: "refuse" })
-      const holding = await onSpare("SEND-BG-HOLD", { crossSessionInbound: "hold" })
+      const refusing = await onSpare("SEND-BG-REFUSE", ["--settings", JSON.stringify({ crossSessionInbound: "refuse" })])
+      const holding = await onSpare("SEND-BG-HOLD", ["--settings", JSON.stringify({ crossSessionInbound: "hold" })])
       const label = (record) => `job ${record.jobId}`
       const receivers = { [label(refusing.record)]: refusing.record, [label(holding.record)]: holding.record }
       const withWorker = (row, worker) => ({ ...row, problems: [...worker.problems, ...row.problems] })
@@ -487,7 +513,7 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
       // whatever it holds, `hold` would be `refuse` were messaging switched off there, so it is `partial`.
       const fromFlags = { decidedBy: "flagSettings", certainty: "certain" }
       const fromFlagsPartly = { decidedBy: "flagSettings", certainty: "partial" }
-      return [
+      const rows = [
         withWorker(
           await scenario({
             name: `refuse (${label(refusing.record)}, pid ${refusing.record.pid}), --allow-hold`,
@@ -520,6 +546,50 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
           holding
         )
       ]
+      // Nothing set, a job in bypassPermissions: its mode is in its job state alone, and a prompting sender is held.
+      const spareEnv = await waitFor("a spare background worker", spareEnvironment, { timeoutMs: 90_000, intervalMs: 500 }).catch(() => null)
+      if (asRoot && !(spareEnv ?? []).includes("IS_SANDBOX=1")) {
+        notes.push("no bypassPermissions job: the background service's spare worker runs without IS_SANDBOX=1, and as root such a job dies")
+        return rows
+      }
+      // `--bg` with bypassPermissions asks that its disclaimer was accepted once, interactively.
+      if (registry.userSettings()?.skipDangerousModePermissionPrompt !== true) {
+        await startReceivers([{
+          label: "send-bg-disclaimer",
+          args: ["--dangerously-skip-permissions"],
+          environment: asRoot ? { IS_SANDBOX: "1" } : {},
+          bypass: true
+        }])
+        await waitFor("the disclaimer's acceptance in the user settings", () => registry.userSettings()?.skipDangerousModePermissionPrompt === true, {
+          timeoutMs: 20_000
+        })
+      }
+      const bypass = await onSpare("SEND-BG-BYPASS", ["--dangerously-skip-permissions"])
+      receivers[label(bypass.record)] = bypass.record
+      const byMode = { decidedBy: "default", certainty: "partial" }
+      rows.push(
+        withWorker(
+          await scenario({
+            name: `bypassPermissions, nothing set (${label(bypass.record)}, pid ${bypass.record.pid})`,
+            target: [bypass.record.sessionId],
+            receivers,
+            probe: bypass.record,
+            expected: { exit: 10, answer: "held", relays: 0, arrivals: { [label(bypass.record)]: 0 }, fate: "held", ...byMode }
+          }),
+          bypass
+        ),
+        withWorker(
+          await scenario({
+            name: `bypassPermissions, nothing set (${label(bypass.record)}), --allow-hold`,
+            target: [bypass.record.sessionId],
+            flags: ["--allow-hold"],
+            receivers,
+            expected: { exit: 0, answer: "held", relays: 1, arrivals: { [label(bypass.record)]: 0 }, ...byMode }
+          }),
+          bypass
+        )
+      )
+      return rows
     })
 
   /**
