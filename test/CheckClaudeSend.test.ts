@@ -24,6 +24,8 @@ interface SendAnswer {
 interface PolicyAnswer {
   readonly answer: string
   readonly effective: string | undefined
+  readonly decidedBy?: string | undefined
+  readonly certainty?: string | undefined
 }
 interface Expected {
   readonly exit: number
@@ -33,6 +35,9 @@ interface Expected {
   readonly heldOnScreen?: string
   readonly policy?: string
   readonly withinMs?: number
+  readonly decidedBy?: string
+  readonly certainty?: string
+  readonly fate?: string
 }
 interface Seen {
   readonly send: SendAnswer
@@ -41,17 +46,23 @@ interface Seen {
   readonly arrivals: Record<string, number>
   readonly heldOnScreen?: Record<string, boolean>
   readonly ms?: number
+  readonly fate?: string
 }
 
 const root = join(import.meta.dirname, "..")
-const { judgeSend, readPolicyAnswer, readSendAnswer, renderSendTable } = (await import(
-  pathToFileURL(join(root, "scripts/check-claude/send-judgement.mjs")).href
-)) as {
-  judgeSend: (expected: Expected, seen: Seen) => ReadonlyArray<string>
-  readPolicyAnswer: (run: Run, pid?: number | null) => PolicyAnswer
-  readSendAnswer: (run: Run) => SendAnswer
-  renderSendTable: (rows: ReadonlyArray<Json>) => string
-}
+const { isPreStartedWorker, judgeJobFlags, judgeSend, judgeSharedIdListing, readPolicyAnswer, readProbeAnswer, readSendAnswer, renderSendTable } =
+  (await import(
+    pathToFileURL(join(root, "scripts/check-claude/send-judgement.mjs")).href
+  )) as {
+    isPreStartedWorker: (argv: ReadonlyArray<string>) => boolean
+    judgeJobFlags: (state: unknown, flags: ReadonlyArray<string>) => ReadonlyArray<string>
+    judgeSend: (expected: Expected, seen: Seen) => ReadonlyArray<string>
+    judgeSharedIdListing: (listing: unknown, pids: ReadonlyArray<number>, sessionId: string) => ReadonlyArray<string>
+    readPolicyAnswer: (run: Run, pid?: number | null) => PolicyAnswer
+    readProbeAnswer: (run: Run) => string
+    readSendAnswer: (run: Run) => SendAnswer
+    renderSendTable: (rows: ReadonlyArray<Json>) => string
+  }
 
 const printed = (exit: number, value: unknown): Run => ({ exit, stdout: `${JSON.stringify(value)}\n`, stderr: "" })
 const session = { pid: 4242, sessionId: "aa0f6eae-1841-417f-963a-88082a735a98", name: "api" }
@@ -62,6 +73,8 @@ const failure = (exit: number, error: Json) => printed(exit, { error: { message:
 const policyOf = (pid: number, prompting: string | null, effective: string | null = prompting): Json => ({
   pid,
   effective,
+  decidedBy: effective === null ? "default" : "flagSettings",
+  certainty: "certain",
   forSender: [{ senderMode: "bypass", outcome: "hold", certainty: "certain" }, { senderMode: "prompting", outcome: prompting, certainty: "certain" }]
 })
 
@@ -97,21 +110,35 @@ describe("reading a send's answer", () => {
 })
 
 describe("reading policy's prediction", () => {
-  it("is the outcome for the relay's prompting class, in the receipt's words", () => {
-    expect(readPolicyAnswer(printed(0, policyOf(1, "accept")))).toEqual({ answer: "delivered", effective: "accept" })
+  const flag = { decidedBy: "flagSettings", certainty: "certain" }
+  const none = { effective: undefined, decidedBy: undefined, certainty: undefined }
+
+  it("is the outcome for the relay's prompting class, in the receipt's words, with what decided it", () => {
+    expect(readPolicyAnswer(printed(0, policyOf(1, "accept")))).toEqual({ answer: "delivered", effective: "accept", ...flag })
     // Nothing set: effective null, the permission-mode classes decide.
-    expect(readPolicyAnswer(printed(0, policyOf(1, "hold", null)))).toEqual({ answer: "held", effective: "hold" })
-    expect(readPolicyAnswer(printed(0, policyOf(1, "refuse")))).toEqual({ answer: "refused", effective: "refuse" })
+    expect(readPolicyAnswer(printed(0, policyOf(1, "hold", null)))).toEqual({
+      answer: "held",
+      effective: "hold",
+      decidedBy: "default",
+      certainty: "certain"
+    })
+    expect(readPolicyAnswer(printed(0, policyOf(1, "refuse")))).toEqual({ answer: "refused", effective: "refuse", ...flag })
+    expect(readPolicyAnswer(printed(0, { pid: 1, effective: "refuse" }))).toEqual({
+      answer: "refused",
+      effective: "refuse",
+      decidedBy: undefined,
+      certainty: undefined
+    })
   })
 
   it("is the refusal's reason when policy refuses the query", () => {
-    expect(readPolicyAnswer(failure(4, { reason: "identity_mismatch" }))).toEqual({ answer: "identity_mismatch", effective: undefined })
+    expect(readPolicyAnswer(failure(4, { reason: "identity_mismatch" }))).toEqual({ answer: "identity_mismatch", ...none })
   })
 
   it("takes the session's entry from the listing", () => {
     const listing = printed(0, [policyOf(1, "hold"), policyOf(2, "accept")])
-    expect(readPolicyAnswer(listing, 2)).toEqual({ answer: "delivered", effective: "accept" })
-    expect(readPolicyAnswer(listing, 3).answer).toBe("pid 3 not in the listing")
+    expect(readPolicyAnswer(listing, 2)).toEqual({ answer: "delivered", effective: "accept", ...flag })
+    expect(readPolicyAnswer(listing, 3)).toEqual({ answer: "pid 3 not in the listing", ...none })
   })
 })
 
@@ -190,6 +217,42 @@ describe("judging a send scenario", () => {
     expect(judgeSend(quick, base)).toEqual(["took undefined ms, expected at most 5000"])
   })
 
+  it("holds policy to the source that must decide, and to its certainty, where the scenario names them", () => {
+    const refused: Seen = {
+      send: readSendAnswer(failure(9, { reason: "inbound_refused", predicted: predicted("refuse") })),
+      policy: { answer: "refused", effective: "refuse", decidedBy: "flagSettings", certainty: "certain" },
+      relays: 0,
+      arrivals: {}
+    }
+    const fromFlags: Expected = { exit: 9, answer: "refused", relays: 0, decidedBy: "flagSettings", certainty: "certain" }
+    expect(judgeSend(fromFlags, refused)).toEqual([])
+    // The right outcome from the wrong source (a user file that happens to say refuse) is still wrong.
+    expect(judgeSend(fromFlags, { ...refused, policy: { ...refused.policy, decidedBy: "userSettings" } })).toEqual([
+      "policy's decidedBy is userSettings, expected flagSettings"
+    ])
+    expect(judgeSend(fromFlags, { ...refused, policy: { ...refused.policy, certainty: "partial" } })).toEqual([
+      "policy's certainty is partial, expected certain"
+    ])
+    expect(judgeSend({ exit: 9, answer: "refused", relays: 0 }, { ...refused, policy: { answer: "refused", effective: "refuse" } })).toEqual([])
+  })
+
+  it("holds a refusal before relaying to the receiver's own answer, where it was relayed anyway", () => {
+    const refused: Seen = {
+      send: readSendAnswer(failure(9, { reason: "inbound_refused", predicted: predicted("refuse") })),
+      policy: { answer: "refused", effective: "refuse" },
+      relays: 0,
+      arrivals: { r: 0 }
+    }
+    const expectRefused: Expected = { exit: 9, answer: "refused", relays: 0, arrivals: { r: 0 }, fate: "refused" }
+    expect(judgeSend(expectRefused, { ...refused, fate: "refused" })).toEqual([])
+    // The receiver delivered what policy refused: the prediction was wrong, though the send agreed with it.
+    expect(judgeSend(expectRefused, { ...refused, fate: "delivered" })).toEqual([
+      "the receiver's own answer was delivered, expected refused",
+      "policy predicts refused, the receiver's own answer was delivered"
+    ])
+    expect(judgeSend(expectRefused, refused)).toEqual(["the receiver's own answer was not asked, expected refused"])
+  })
+
   it("fails a held message that the receiver does not show", () => {
     const held: Seen = { send: readSendAnswer(result("held", "hold")), policy: { answer: "held", effective: "hold" }, relays: 1, arrivals: {} }
     const expectHeld: Expected = { exit: 0, answer: "held", relays: 1, heldOnScreen: "r" }
@@ -206,5 +269,71 @@ describe("judging a send scenario", () => {
     expect(table[2]).toBe("| a \\| b | 0 | delivered | delivered | 1 | mine: 1, other: 0 | 12 ms | agrees |")
     expect(table[3]).toContain("| refused (inbound_refused, not relayed) |")
     expect(table[3]).toContain("| WRONG: x |")
+  })
+})
+
+describe("reading the probe's answer", () => {
+  it("is the receipt's outcome, or the cause of a failed relay", () => {
+    expect(readProbeAnswer({ exit: 0, stdout: "{\"outcome\":\"refused\",\"text\":\"was refused\"}\n" })).toBe("refused")
+    expect(readProbeAnswer({ exit: 0, stdout: "{\"failed\":\"timed_out\",\"detail\":\"no receipt\"}\n" })).toBe("delivery_failed (timed_out)")
+    expect(readProbeAnswer({ exit: 1, stdout: "" })).toBe("no JSON from the probe (exit 1)")
+  })
+
+  it("shows in the send's row", () => {
+    const row = {
+      scenario: "refuse",
+      send: readSendAnswer(failure(9, { reason: "inbound_refused" })),
+      policy: { answer: "refused", effective: "refuse", decidedBy: "policySettings", certainty: "certain" },
+      fate: "refused",
+      relays: 0,
+      arrivals: {},
+      ms: 5,
+      problems: []
+    }
+    expect(renderSendTable([row]).split("\n")[2]).toBe(
+      "| refuse | 9 | refused (inbound_refused, not relayed; relayed anyway: refused) | refused (policySettings, certain) | 0 | - | 5 ms | agrees |"
+    )
+  })
+})
+
+describe("a background job on a pre-started worker", () => {
+  it("is told by the worker's own arguments", () => {
+    expect(isPreStartedWorker(["/opt/claude", "bg-spare", "--bg-spare", "/tmp/cc-daemon-0/ab/claim-1.sock"])).toBe(true)
+    expect(isPreStartedWorker(["claude bg-spare"])).toBe(true)
+    expect(isPreStartedWorker(["/opt/claude", "--session-id", "64831718-7053-44e8-892c-5f8938dcdd1a", "SEND-BG-WARM-UP"])).toBe(false)
+  })
+
+  it("keeps the job's flags in its job state", () => {
+    const settings = "{\"crossSessionInbound\":\"refuse\"}"
+    expect(judgeJobFlags({ respawnFlags: ["--settings", settings] }, ["--settings", settings])).toEqual([])
+    expect(judgeJobFlags({ respawnFlags: ["--name", "x", "--dangerously-skip-permissions"] }, ["--dangerously-skip-permissions"])).toEqual([])
+    expect(judgeJobFlags({ respawnFlags: ["--name", "x"] }, ["--settings", settings])).toEqual([
+      `respawnFlags ["--name","x"] do not hold ${JSON.stringify(["--settings", settings])}`
+    ])
+    // The value must follow its flag.
+    expect(judgeJobFlags({ respawnFlags: ["--settings", "{}", settings] }, ["--settings", settings])).toHaveLength(1)
+    expect(judgeJobFlags({}, ["--settings", settings])).toEqual(["the job state has no respawnFlags list (undefined)"])
+    expect(judgeJobFlags(undefined, ["--settings", settings])).toHaveLength(1)
+  })
+})
+
+describe("two live processes of one session id (--continue)", () => {
+  const id = "aa0f6eae-1841-417f-963a-88082a735a98"
+  const listed = (pid: number, address: string | null, sessionId = id) => ({ pid, sessionId, socketPath: `/run/cc-socks/${pid}.sock`, address })
+
+  it("passes both listed with the id, each addressed by its own socket", () => {
+    const listing = [listed(1, "uds:/run/cc-socks/1.sock"), listed(2, "uds:/run/cc-socks/2.sock"), listed(3, "other", "b")]
+    expect(judgeSharedIdListing(listing, [1, 2], id)).toEqual([])
+  })
+
+  it("fails a name offered as the address, a process missing or another id", () => {
+    expect(judgeSharedIdListing([listed(1, "send-continued"), listed(2, "uds:/run/cc-socks/2.sock")], [1, 2], id)).toEqual([
+      "pid 1's address is \"send-continued\", expected uds:/run/cc-socks/1.sock"
+    ])
+    expect(judgeSharedIdListing([listed(1, "uds:/run/cc-socks/1.sock")], [1, 2], id)).toEqual(["pid 2 is not listed"])
+    expect(judgeSharedIdListing([listed(1, "uds:/run/cc-socks/1.sock"), listed(2, "uds:/run/cc-socks/2.sock", "b")], [1, 2], id)).toEqual([
+      `pid 2 is listed with session id b, expected ${id}`
+    ])
+    expect(judgeSharedIdListing({ error: {} }, [1, 2], id)).toEqual(["list printed no array"])
   })
 })

@@ -57,6 +57,15 @@ export const makeRegistry = (home) => {
 
   const recordFile = (pid) => join(sessions, `${pid}.json`)
 
+  /** The home's user settings (`settings.json`) as Claude Code wrote them, or undefined. */
+  const userSettings = () => {
+    try {
+      return JSON.parse(readFileSync(join(home, "settings.json"), "utf8"))
+    } catch {
+      return undefined
+    }
+  }
+
   /**
    * Stages `record` as the record of `pid` (one line of compact JSON, as Claude Code writes it),
    * without the `tmux` field that would make it another label's window. Only for records this check
@@ -68,5 +77,5 @@ export const makeRegistry = (home) => {
     return recordFile(pid)
   }
 
-  return { sessions, readRecords, windowOf, jobRecord, jobState, recordFile, stageRecord }
+  return { sessions, readRecords, windowOf, jobRecord, jobState, recordFile, stageRecord, userSettings }
 }

@@ -4,7 +4,8 @@
  * --json`, its relay the Claude Code under test, and each receiver's own transcript (and, for a held
  * message, its screen) read to see what arrived. One table a phase:
  * - `policies`: receivers whose `--settings` say accept, hold, refuse → delivered and in the
- *   transcript exactly once; held, and the receiver shows it for approval; refused before relaying;
+ *   transcript exactly once; held, and the receiver shows it for approval; refused before relaying,
+ *   and refused by the receiver when relayed anyway;
  * - `not-live`: a receiver killed with SIGKILL (its record stays), a window parked with ←, and a
  *   record staged on a reused pid → `not_live` (exit 3);
  * - `shared-name`: two `claude --bg --name N` jobs (Claude Code makes a job's name unique against
@@ -16,18 +17,36 @@
  * - `stopped`: a receiver stopped with SIGSTOP → `delivery_failed` (`target_stopped`, 11) at once,
  *   no relay, though `policy` still answers for it; continued with SIGCONT → delivered, once;
  * - `other-uid` (as root, with a `nobody` user): root's receiver in a home nobody can read, sent to
- *   by claude-peers run as nobody → `not_addressable` (8, another user's), no relay, nothing arrives.
+ *   by claude-peers run as nobody → `not_addressable` (8, another user's), no relay, nothing arrives;
+ * - `bg-worker`: `claude --bg --settings '{"crossSessionInbound":"refuse"|"hold"}'` jobs that Claude
+ *   Code's background service hands to a pre-started `claude bg-spare --bg-spare <claim socket>`
+ *   worker, whose own arguments hold no `--settings` (only the job state's `respawnFlags` do) →
+ *   refused before relaying; held (`would_be_held`), and with `--allow-hold` held by the receiver;
+ *   `policy` decided by `flagSettings`, never `userSettings`; and a job in bypassPermissions with
+ *   nothing set (`--dangerously-skip-permissions`, also only in its job state) → held, as `policy`
+ *   predicts from the receiver's bypass class for the relay's prompting one;
+ * - `mount-ns` (as root): receivers under `unshare --mount`, an overlay on `/etc` in their namespace
+ *   alone holding a managed file saying refuse, a managed drop-in saying hold → refused; held, and
+ *   with `--allow-hold` held by the receiver; `policy` decided by `policySettings`, read through
+ *   `/proc/<pid>/root`;
+ * - `continue`: `claude --continue` beside the live session it continues (one session id, two
+ *   processes) → both listed, each addressed by its socket; `identity_mismatch` (4) by id (with or
+ *   without `--allow-shared-name`) and by either name, no relay, nothing in the transcript.
+ * A refusal before relaying (`inbound_refused`, `would_be_held`) is `policy`'s own word, not the
+ * receiver's: where a scenario asks for it, the message is then relayed anyway by claude-peers' relay
+ * without `send`'s policy step (relay-probe.mjs), and the receiver's own answer is its fate.
  * In every scenario `claude-peers policy`'s prediction must be the send's answer (send-judgement.mjs)
  * unless the scenario names what it must be instead (a stopped or another user's session),
  * and a relay must start exactly when one should: the relays' Claude Code is a wrapper that counts
  * its starts, so "no relay started" is counted, never inferred from the answer.
  *
  * Runs alone too: `node scripts/check-claude/send.mjs [policies] [not-live] [shared-name] [parity]
- * [stopped] [other-uid]` (its own home, mock API and tmux; every phase when none is named).
+ * [stopped] [other-uid] [bg-worker] [mount-ns] [continue]` (its own home, mock API and tmux; every
+ * phase when none is named).
  */
 import { spawnSync } from "node:child_process"
-import { randomBytes, randomUUID } from "node:crypto"
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { createHash, randomBytes, randomUUID } from "node:crypto"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { setTimeout as delay } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
@@ -36,14 +55,24 @@ import { makeDriver } from "./driver.mjs"
 import { startBackgroundJob } from "./policy.mjs"
 import { isRunning, killMarked, processStat, startIdleProcess } from "./processes.mjs"
 import { makeRegistry } from "./registry.mjs"
-import { judgeSend, readPolicyAnswer, readSendAnswer, renderSendTable } from "./send-judgement.mjs"
+import {
+  isPreStartedWorker,
+  judgeJobFlags,
+  judgeSend,
+  judgeSharedIdListing,
+  readPolicyAnswer,
+  readProbeAnswer,
+  readSendAnswer,
+  renderSendTable
+} from "./send-judgement.mjs"
 import { CheckFailed, makeLog, runProgram, waitFor } from "./tools.mjs"
 import { makeCheckWorld } from "./world.mjs"
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
 const commandPath = join(repoRoot, "bin", "claude-peers.js")
+const probePath = join(repoRoot, "scripts", "check-claude", "relay-probe.mjs")
 
-export const sendPhaseNames = ["policies", "not-live", "shared-name", "parity", "stopped", "other-uid"]
+export const sendPhaseNames = ["policies", "not-live", "shared-name", "parity", "stopped", "other-uid", "bg-worker", "mount-ns", "continue"]
 
 /**
  * The Claude Code the relays run: a shell wrapper that appends a line to a file each time it
@@ -99,7 +128,7 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
    * maps a label to the record whose transcript (in `receiverHome`) `expected.arrivals` counts;
    * `run` runs claude-peers (`peers`, or as another user), whose relay starts `counter` counts.
    */
-  const scenario = async ({ counter = relays, expected, flags = [], name, policyQuery, receiverHome = home, receivers = {}, run = peers, target }) => {
+  const scenario = async ({ counter = relays, expected, flags = [], name, policyQuery, probe, receiverHome = home, receivers = {}, run = peers, target }) => {
     const message = `claude-peers send check ${randomBytes(4).toString("hex")}`
     const policyRun = await run(["policy", ...(policyQuery ?? target)])
     const before = counter.count()
@@ -108,6 +137,8 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
     const ms = Date.now() - started
     const relaysStarted = counter.count() - before
     const policy = readPolicyAnswer(policyRun, send.pid)
+    // Refused before relaying is the prediction's word, not the receiver's: `probe` (the target's record) relays it anyway.
+    const fate = probe !== undefined && send.refusal !== undefined ? (await probeFate(probe, message)).fate : undefined
     // A receiver writes its transcript as it takes the message in; what must not arrive gets a few seconds to show that it does not.
     const awaited = Object.entries(expected.arrivals ?? {}).filter(([, count]) => count > 0).map(([label]) => label)
     const shownHeld = (label) => tmux.screen(label).includes("Held") && tmux.screen(label).includes(message)
@@ -119,10 +150,11 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
     } else if (expected.heldOnScreen !== undefined) {
       await waitFor("the held message on the screen", () => shownHeld(expected.heldOnScreen), { timeoutMs: 15_000 }).catch(() => false)
     }
-    if (relaysStarted > 0) await delay(3000)
+    if (relaysStarted > 0 || fate !== undefined) await delay(3000)
     const seen = {
       send,
       policy,
+      ...(fate === undefined ? {} : { fate }),
       relays: relaysStarted,
       ms,
       arrivals: Object.fromEntries(Object.keys(expected.arrivals ?? {}).map((label) => [label, arrivals(receiverHome, receivers[label], message)])),
@@ -130,16 +162,32 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
     }
     const problems = judgeSend(expected, seen)
     log(
-      `send: ${name}: ${send.answer} (exit ${send.exit}) in ${ms} ms, ${relaysStarted} relay(s), policy ${policy.answer}: ${
-        problems.length === 0 ? "ok" : `WRONG: ${problems.join("; ")}`
-      } (${send.text.slice(0, 160)})`
+      `send: ${name}: ${send.answer} (exit ${send.exit}) in ${ms} ms, ${relaysStarted} relay(s), policy ${policy.answer}${
+        fate === undefined ? "" : `, relayed anyway: ${fate}`
+      }: ${problems.length === 0 ? "ok" : `WRONG: ${problems.join("; ")}`} (${send.text.slice(0, 160)})`
     )
     return { scenario: name, message, ...seen, problems }
   }
 
+  /** The receiver's own answer to `message`, relayed by claude-peers' relay without `send`'s policy step (relay-probe.mjs). */
+  const probeFate = async (record, message) => {
+    const started = Date.now()
+    const run = await runProgram(process.execPath, [probePath, home, record.address ?? `uds:${record.messagingSocketPath}`, message], {
+      env: { ...env, CLAUDE_PEERS_CLAUDE_BIN: claude },
+      timeoutMs: 150_000
+    })
+    const fate = readProbeAnswer(run)
+    log(`send: relayed anyway to pid ${record.pid} in ${Date.now() - started} ms: ${fate} (${run.stdout.trim().slice(0, 200)})`)
+    return { fate, text: run.stdout.trim() }
+  }
+
+  /** What a phase saw and does not judge, printed under its table. */
+  const notes = []
   const phase = async (title, scenarios) => {
+    notes.length = 0
     const rows = await scenarios()
-    process.stdout.write(`\n## send: ${title}\n\n${renderSendTable(rows)}\n`)
+    const seen = notes.map((note) => `\nSeen, not judged: ${note}\n`).join("")
+    process.stdout.write(`\n## send: ${title}\n\n${renderSendTable(rows)}\n${seen}`)
     return { rows, ok: rows.every((row) => row.problems.length === 0) }
   }
 
@@ -164,12 +212,13 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
           target: [receivers[label].sessionId],
           flags: ["--allow-hold"],
           receivers,
+          probe: receivers[label],
           expected: { ...expected, arrivals: { [label]: expected.arrivals } }
         })
       return [
         await to("send-accept", "accept", { exit: 0, answer: "delivered", relays: 1, arrivals: 1 }),
         await to("send-hold", "hold, --allow-hold", { exit: 0, answer: "held", relays: 1, arrivals: 0, heldOnScreen: "send-hold" }),
-        await to("send-refuse", "refuse, --allow-hold", { exit: 9, answer: "refused", relays: 0, arrivals: 0 })
+        await to("send-refuse", "refuse, --allow-hold", { exit: 9, answer: "refused", relays: 0, arrivals: 0, fate: "refused" })
       ]
     })
 
@@ -383,7 +432,385 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
     }
   }
 
-  return { policies, "not-live": notLive, "shared-name": sharedName, parity, stopped, "other-uid": otherUid }
+  /** The pid's arguments, split, or [] when they cannot be read. */
+  const argvOf = (pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((word) => word !== "")
+    } catch {
+      return []
+    }
+  }
+
+  /**
+   * A spare worker of the home's background service waits to be claimed: its claim socket is in the
+   * service's `spare/` directory (`/tmp/cc-daemon-<uid>/<8 hex of sha256(home)>/spare/<id>.claim.sock`,
+   * gone once a job claims it). Such a worker writes no registry record until then.
+   */
+  const spareDirectory = () => join("/tmp", `cc-daemon-${process.getuid()}`, createHash("sha256").update(home).digest("hex").slice(0, 8), "spare")
+  const spareReady = () => {
+    try {
+      return readdirSync(spareDirectory()).some((file) => file.endsWith(".claim.sock"))
+    } catch {
+      return false
+    }
+  }
+
+  /** The environment of the process that would take the next job: a spare worker waiting on its claim socket (null when none). */
+  const spareEnvironment = () => {
+    const claims = (() => {
+      try {
+        return readdirSync(spareDirectory()).filter((file) => file.endsWith(".claim.sock")).map((file) => join(spareDirectory(), file))
+      } catch {
+        return []
+      }
+    })()
+    for (const name of readdirSync("/proc")) {
+      if (!/^[1-9][0-9]*$/.test(name)) continue
+      const argv = argvOf(name)
+      if (!argv.includes("--bg-spare") || !claims.some((claim) => argv.includes(claim))) continue
+      try {
+        return readFileSync(`/proc/${name}/environ`, "latin1").split("\0")
+      } catch {
+        continue
+      }
+    }
+    return null
+  }
+
+  const bgWorker = () =>
+    phase("a --bg job on a pre-started worker (its flags only in its job state)", async () => {
+      // As root, Claude Code runs bypassPermissions only with IS_SANDBOX=1, and a worker has the environment
+      // of the background service that pre-started it, not its job's: the service is started with it.
+      const asRoot = process.getuid?.() === 0
+      const job = { claude, env: asRoot ? { ...env, IS_SANDBOX: "1" } : env, home, log, work }
+      // The first `--bg` job starts Claude Code's background service, which runs that job as a process of
+      // its own and from then on keeps a spare worker ready: each later job claims one.
+      if (!spareReady()) await startBackgroundJob(job, "SEND-BG-WARM-UP", [])
+      const onSpare = async (prompt, flags) => {
+        await waitFor("a spare background worker", spareReady, { timeoutMs: 90_000, intervalMs: 500 })
+          .catch((error) => log(`send: bg-worker: ${error.message}; starting ${prompt} anyway`))
+        const record = await startBackgroundJob(job, prompt, flags)
+        const argv = argvOf(record.pid)
+        // What makes the case: the process's own arguments hold none of the job's flags; only the job state does.
+        const problems = [
+          ...(isPreStartedWorker(argv) ? [] : [`job ${record.jobId} is not on a pre-started worker: its arguments are ${JSON.stringify(argv)}`]),
+          ...(argv.includes(flags[0]) ? [`job ${record.jobId}'s own arguments hold ${flags[0]}`] : []),
+          ...judgeJobFlags(registry.jobState(record.jobId), flags)
+        ]
+        log(
+          `send: bg-worker: job ${record.jobId} (pid ${record.pid}) runs as ${argv.join(" ")}; respawnFlags ${
+            JSON.stringify(registry.jobState(record.jobId)?.respawnFlags)
+          }`
+        )
+        return { record, problems }
+      }
+      const refusing = await onSpare("SEND-BG-REFUSE", ["--settings", JSON.stringify({ crossSessionInbound: "refuse" })])
+      const holding = await onSpare("SEND-BG-HOLD", ["--settings", JSON.stringify({ crossSessionInbound: "hold" })])
+      const label = (record) => `job ${record.jobId}`
+      const receivers = { [label(refusing.record)]: refusing.record, [label(holding.record)]: holding.record }
+      const withWorker = (row, worker) => ({ ...row, problems: [...worker.problems, ...row.problems] })
+      // A worker's environment is the one it was pre-started with, not its job's (seen nowhere): `refuse` stands
+      // whatever it holds, `hold` would be `refuse` were messaging switched off there, so it is `partial`.
+      const fromFlags = { decidedBy: "flagSettings", certainty: "certain" }
+      const fromFlagsPartly = { decidedBy: "flagSettings", certainty: "partial" }
+      const rows = [
+        withWorker(
+          await scenario({
+            name: `refuse (${label(refusing.record)}, pid ${refusing.record.pid}), --allow-hold`,
+            target: [refusing.record.sessionId],
+            flags: ["--allow-hold"],
+            receivers,
+            probe: refusing.record,
+            expected: { exit: 9, answer: "refused", relays: 0, arrivals: { [label(refusing.record)]: 0 }, fate: "refused", ...fromFlags }
+          }),
+          refusing
+        ),
+        withWorker(
+          await scenario({
+            name: `hold (${label(holding.record)}, pid ${holding.record.pid})`,
+            target: [holding.record.sessionId],
+            receivers,
+            probe: holding.record,
+            expected: { exit: 10, answer: "held", relays: 0, arrivals: { [label(holding.record)]: 0 }, fate: "held", ...fromFlagsPartly }
+          }),
+          holding
+        ),
+        withWorker(
+          await scenario({
+            name: `hold (${label(holding.record)}), --allow-hold`,
+            target: [holding.record.sessionId],
+            flags: ["--allow-hold"],
+            receivers,
+            expected: { exit: 0, answer: "held", relays: 1, arrivals: { [label(holding.record)]: 0 }, ...fromFlagsPartly }
+          }),
+          holding
+        )
+      ]
+      // Nothing set, a job in bypassPermissions: its mode is in its job state alone, and a prompting sender is held.
+      const spareEnv = await waitFor("a spare background worker", spareEnvironment, { timeoutMs: 90_000, intervalMs: 500 }).catch(() => null)
+      if (asRoot && !(spareEnv ?? []).includes("IS_SANDBOX=1")) {
+        notes.push("no bypassPermissions job: the background service's spare worker runs without IS_SANDBOX=1, and as root such a job dies")
+        return rows
+      }
+      // `--bg` with bypassPermissions asks that its disclaimer was accepted once, interactively.
+      if (registry.userSettings()?.skipDangerousModePermissionPrompt !== true) {
+        await startReceivers([{
+          label: "send-bg-disclaimer",
+          args: ["--dangerously-skip-permissions"],
+          environment: asRoot ? { IS_SANDBOX: "1" } : {},
+          bypass: true
+        }])
+        await waitFor("the disclaimer's acceptance in the user settings", () => registry.userSettings()?.skipDangerousModePermissionPrompt === true, {
+          timeoutMs: 20_000
+        })
+      }
+      const bypass = await onSpare("SEND-BG-BYPASS", ["--dangerously-skip-permissions"])
+      receivers[label(bypass.record)] = bypass.record
+      const byMode = { decidedBy: "default", certainty: "partial" }
+      rows.push(
+        withWorker(
+          await scenario({
+            name: `bypassPermissions, nothing set (${label(bypass.record)}, pid ${bypass.record.pid})`,
+            target: [bypass.record.sessionId],
+            receivers,
+            probe: bypass.record,
+            expected: { exit: 10, answer: "held", relays: 0, arrivals: { [label(bypass.record)]: 0 }, fate: "held", ...byMode }
+          }),
+          bypass
+        ),
+        withWorker(
+          await scenario({
+            name: `bypassPermissions, nothing set (${label(bypass.record)}), --allow-hold`,
+            target: [bypass.record.sessionId],
+            flags: ["--allow-hold"],
+            receivers,
+            expected: { exit: 0, answer: "held", relays: 1, arrivals: { [label(bypass.record)]: 0 }, ...byMode }
+          }),
+          bypass
+        )
+      )
+      return rows
+    })
+
+  /**
+   * A Claude Code that runs in a mount namespace of its own (`unshare --mount`, as root), where an
+   * overlay on `/etc` holds `files` (paths under `/etc`, their text): the host's `/etc` is never
+   * written. Returns the path of the wrapper, which takes Claude Code's arguments.
+   */
+  const inOwnMountNamespace = (name, files) => {
+    const upper = join(runDirectory, `${name}-etc-upper`)
+    const scratch = join(runDirectory, `${name}-etc-work`)
+    mkdirSync(scratch, { recursive: true })
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(join(upper, file, ".."), { recursive: true })
+      writeFileSync(join(upper, file), text)
+    }
+    const quoted = (text) => `'${text.replace(/'/g, "'\\''")}'`
+    const inner = `mount --make-rprivate / && mount -t overlay overlay -o lowerdir=/etc,upperdir=${upper},workdir=${scratch} /etc && exec "$0" "$@"`
+    const wrapper = join(runDirectory, `${name}-claude`)
+    writeFileSync(wrapper, `#!/bin/sh\nexec unshare --mount -- sh -c ${quoted(inner)} ${quoted(claude)} "$@"\n`, { mode: 0o755 })
+    return wrapper
+  }
+
+  const mountNs = async () => {
+    const title = "a receiver in its own mount namespace (its managed settings under /proc/<pid>/root)"
+    if (process.getuid?.() !== 0 || spawnSync("unshare", ["--version"]).status !== 0) {
+      const why = process.getuid?.() !== 0 ? "not running as root" : "no unshare"
+      log(`send phase mount-ns: skipped: ${why}`)
+      process.stdout.write(`\n## send: ${title}\n\nskipped: ${why}\n`)
+      return { rows: [], ok: true }
+    }
+    return phase(title, async () => {
+      const managed = "claude-code/managed-settings.json"
+      const dropIn = "claude-code/managed-settings.d/50-hold.json"
+      const specs = [
+        { label: "send-ns-refuse", files: { [managed]: "{\"crossSessionInbound\":\"refuse\"}\n" } },
+        { label: "send-ns-hold", files: { [dropIn]: "{\"crossSessionInbound\":\"hold\"}\n" } }
+      ]
+      const receivers = {}
+      for (const { files, label } of specs) {
+        const through = makeDriver({ tmux, registry, claude: inOwnMountNamespace(label, files), log })
+        Object.assign(receivers, await startReceivers([{ label }], through))
+      }
+      const ours = readlinkSync("/proc/self/ns/mnt")
+      const namespaceProblems = (label) => {
+        const theirs = readlinkSync(`/proc/${receivers[label].pid}/ns/mnt`)
+        log(`send: mount-ns: ${label} (pid ${receivers[label].pid}) runs in ${theirs}, claude-peers in ${ours}`)
+        const leaked = specs.flatMap((spec) => Object.keys(spec.files)).filter((file) => existsSync(join("/etc", file)))
+        return [
+          ...(theirs === ours ? [`${label} runs in claude-peers' own mount namespace`] : []),
+          ...leaked.map((file) => `/etc/${file} is in the host's namespace too`)
+        ]
+      }
+      const withNamespace = (row, label) => ({ ...row, problems: [...namespaceProblems(label), ...row.problems] })
+      const fromManaged = { decidedBy: "policySettings", certainty: "certain" }
+      const to = (label, name, flags, expected) =>
+        scenario({
+          name,
+          target: [receivers[label].sessionId],
+          flags,
+          receivers,
+          probe: receivers[label],
+          expected: { ...expected, arrivals: { [label]: expected.arrivals } }
+        })
+      return [
+        withNamespace(
+          await to("send-ns-refuse", `managed-settings.json refuse (pid ${receivers["send-ns-refuse"].pid}), --allow-hold`, ["--allow-hold"], {
+            exit: 9,
+            answer: "refused",
+            relays: 0,
+            arrivals: 0,
+            fate: "refused",
+            ...fromManaged
+          }),
+          "send-ns-refuse"
+        ),
+        withNamespace(
+          await to("send-ns-hold", `managed-settings.d drop-in hold (pid ${receivers["send-ns-hold"].pid})`, [], {
+            exit: 10,
+            answer: "held",
+            relays: 0,
+            arrivals: 0,
+            fate: "held",
+            ...fromManaged
+          }),
+          "send-ns-hold"
+        ),
+        withNamespace(
+          await to("send-ns-hold", "managed-settings.d drop-in hold, --allow-hold", ["--allow-hold"], {
+            exit: 0,
+            answer: "held",
+            relays: 1,
+            arrivals: 0,
+            heldOnScreen: "send-ns-hold",
+            ...fromManaged
+          }),
+          "send-ns-hold"
+        )
+      ]
+    })
+  }
+
+  /**
+   * `claude --continue` beside the live session it continues: Claude Code continues the latest
+   * conversation of the directory, so the session is given a prompt first (with no transcript there,
+   * `--continue` has nothing to continue), in a directory of its own (no other session's conversation
+   * there is later). In a directory with no conversation, `--continue` exits at once: seen and noted.
+   */
+  const continued = () =>
+    phase("--continue beside the live session it continues (one session id, two processes)", async () => {
+      // Why a `--continue` can exit before it registers: a directory with no conversation to continue (it prints
+      // "No conversation found to continue" and exits 1; the screen it leaves is cleared).
+      const nothing = join(work, "continue-nothing")
+      mkdirSync(nothing, { recursive: true })
+      driver.start("send-continue-nothing", nothing, ["--continue"])
+      const seenOf = { registered: false, screen: "" }
+      const exited = await waitFor("--continue in a directory without a conversation to exit", () => {
+        if (registry.windowOf("send-continue-nothing") !== undefined) seenOf.registered = true
+        const dead = tmux.panes().find((pane) => pane.name === "send-continue-nothing")?.dead === true
+        const screen = tmux.screen("send-continue-nothing").split("\n").map((line) => line.trim()).filter((line) =>
+          line !== "" && !line.startsWith("Pane is dead")
+        )
+        if (screen.length > 0) seenOf.screen = screen.slice(-3).join(" / ")
+        return dead
+      }, { timeoutMs: 30_000, intervalMs: 100 }).then(() => true, () => false)
+      notes.push(
+        `\`claude --continue\` in a directory without a conversation: ${exited ? "exited" : "still runs after 30 s"}, ${
+          seenOf.registered ? "after writing a record" : "without registering"
+        }; its screen showed: ${seenOf.screen || "nothing"}`
+      )
+      log(`send: continue: ${notes.at(-1)}`)
+      const cwd = join(work, "continue")
+      mkdirSync(cwd, { recursive: true })
+      const first = "send-continued"
+      const second = "send-continue"
+      driver.start(first, cwd, ["--name", first])
+      const { record: original } = await driver.up(first)
+      await driver.submit(first, "hello")
+      await waitFor(`${first}'s transcript`, () => existsSync(transcriptOf(home, original)), { timeoutMs: 60_000 })
+      await waitFor(`${first} to finish its turn`, () => registry.windowOf(first)?.record.status === "idle", { timeoutMs: 60_000 })
+      driver.start(second, cwd, ["--continue"])
+      await driver.up(second)
+      // Its first records carry a derived name (`continue-<2 hex>`); the conversation's name follows within seconds.
+      await waitFor(`${second} to take the conversation's name`, () => registry.windowOf(second)?.record.name === original.name, { timeoutMs: 20_000 })
+        .catch((error) => log(`send: continue: ${error.message}; it is named ${JSON.stringify(registry.windowOf(second)?.record.name)}`))
+      const { record: again } = registry.windowOf(second)
+      log(
+        `send: continue: ${first} pid ${original.pid} (${original.name}, ${original.sessionId}), ${second} pid ${again.pid} (${again.name}, ${again.sessionId})`
+      )
+      const listed = await peers(["list"])
+      let listing
+      try {
+        listing = JSON.parse(listed.stdout)
+      } catch {
+        listing = undefined
+      }
+      const listingProblems = judgeSharedIdListing(listing, [original.pid, again.pid], original.sessionId)
+      for (const session of (Array.isArray(listing) ? listing : []).filter((s) => s.sessionId === original.sessionId)) {
+        log(`send: continue: list: pid ${session.pid} name ${JSON.stringify(session.name)} address ${JSON.stringify(session.address)}`)
+      }
+      // One transcript file for both: the conversation is one, and a message to either would be in it.
+      const receivers = { "the shared transcript": original }
+      const mismatch = { exit: 4, answer: "identity_mismatch", relays: 0, arrivals: { "the shared transcript": 0 } }
+      const rows = [
+        await scenario({ name: `by id ${original.sessionId.slice(0, 8)}…`, target: [original.sessionId], receivers, expected: mismatch }),
+        await scenario({
+          name: "by id, --allow-shared-name",
+          target: [original.sessionId],
+          flags: ["--allow-shared-name"],
+          receivers,
+          expected: mismatch
+        }),
+        // Claude Code 2.1.332 gives the `--continue` process the conversation's name, unchecked against the live one's.
+        ...(again.name === original.name
+          ? [await scenario({ name: `--name ${original.name} (both processes carry it)`, target: ["--name", original.name], receivers, expected: mismatch })]
+          : [
+            await scenario({ name: `--name ${original.name} (the continued one)`, target: ["--name", original.name], receivers, expected: mismatch }),
+            await scenario({ name: `--name ${again.name} (the --continue one)`, target: ["--name", again.name], receivers, expected: mismatch })
+          ])
+      ]
+      rows[0].problems.unshift(
+        ...(again.sessionId === original.sessionId ? [] : [`--continue took session id ${again.sessionId}, not ${original.sessionId}`]),
+        ...listingProblems.map((problem) => `list: ${problem}`)
+      )
+      // The refusal names both processes, so that a caller sees which two.
+      for (const row of rows) {
+        const unnamed = [original.pid, again.pid].filter((pid) => !row.send.text.includes(String(pid)))
+        if (unnamed.length > 0) row.problems.push(`the refusal does not name pid ${unnamed.join(", ")}: ${row.send.text}`)
+      }
+      // What the name would do, were claude-peers to hand it to SendMessage: seen, not judged (no rule says which one it must reach).
+      const byName = `claude-peers send check by name ${randomBytes(4).toString("hex")}`
+      const { fate, text } = await probeFate({ pid: `${original.pid}/${again.pid}`, messagingSocketPath: null, address: original.name }, byName)
+      let said = text
+      try {
+        const printed = JSON.parse(text)
+        said = printed.detail ?? printed.text ?? text
+      } catch {
+        // kept as printed
+      }
+      await waitFor("the message by name on a screen", () => [first, second].some((label) => tmux.screen(label).includes(byName)), { timeoutMs: 15_000 })
+        .catch(() => false)
+      const shownBy = [first, second].filter((label) => tmux.screen(label).includes(byName))
+      const note = `SendMessage to the name ${JSON.stringify(original.name)} (Claude Code's own, not claude-peers'): ${fate}; ` +
+        `shown by ${shownBy.length === 0 ? "neither window" : shownBy.join(" and ")}; ${
+          arrivals(home, original, byName)
+        } arrivals in the shared transcript. It said: ${said.replace(/\s+/g, " ").slice(0, 400)}`
+      log(`send: continue: ${note}`)
+      notes.push(note)
+      return rows
+    })
+
+  return {
+    continue: continued,
+    policies,
+    "not-live": notLive,
+    "shared-name": sharedName,
+    parity,
+    stopped,
+    "other-uid": otherUid,
+    "bg-worker": bgWorker,
+    "mount-ns": mountNs
+  }
 }
 
 /** The send phases named (every one by default), one after another: `{ phases, ok }`. */
