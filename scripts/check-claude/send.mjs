@@ -28,7 +28,8 @@
  * - `mount-ns` (as root): receivers under `unshare --mount`, an overlay on `/etc` in their namespace
  *   alone holding a managed file saying refuse, a managed drop-in saying hold → refused; held, and
  *   with `--allow-hold` held by the receiver; `policy` decided by `policySettings`, read through
- *   `/proc/<pid>/root`;
+ *   `/proc/<pid>/root`; and one whose namespace alone has the home's `settings.json` saying refuse
+ *   (a file bound over it) → refused, decided by `userSettings`;
  * - `continue`: `claude --continue` beside the live session it continues (one session id, two
  *   processes) → both listed, each addressed by its socket; `identity_mismatch` (4) by id (with or
  *   without `--allow-shared-name`) and by either name, no relay, nothing in the transcript.
@@ -595,18 +596,28 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
   /**
    * A Claude Code that runs in a mount namespace of its own (`unshare --mount`, as root), where an
    * overlay on `/etc` holds `files` (paths under `/etc`, their text): the host's `/etc` is never
-   * written. Returns the path of the wrapper, which takes Claude Code's arguments.
+   * written; and where each path of `binds` (an existing file) is, a file of the run holding its text,
+   * bound over it in that namespace alone. Returns the path of the wrapper, which takes Claude Code's
+   * arguments.
    */
-  const inOwnMountNamespace = (name, files) => {
+  const inOwnMountNamespace = (name, files, binds = {}) => {
     const upper = join(runDirectory, `${name}-etc-upper`)
     const scratch = join(runDirectory, `${name}-etc-work`)
     mkdirSync(scratch, { recursive: true })
+    mkdirSync(upper, { recursive: true })
     for (const [file, text] of Object.entries(files)) {
       mkdirSync(join(upper, file, ".."), { recursive: true })
       writeFileSync(join(upper, file), text)
     }
     const quoted = (text) => `'${text.replace(/'/g, "'\\''")}'`
-    const inner = `mount --make-rprivate / && mount -t overlay overlay -o lowerdir=/etc,upperdir=${upper},workdir=${scratch} /etc && exec "$0" "$@"`
+    const bound = Object.entries(binds).map(([target, text], i) => {
+      const source = join(runDirectory, `${name}-bind-${i}`)
+      writeFileSync(source, text)
+      return `mount --bind ${quoted(source)} ${quoted(target)} && `
+    })
+    const inner = `mount --make-rprivate / && mount -t overlay overlay -o lowerdir=/etc,upperdir=${upper},workdir=${scratch} /etc && ${
+      bound.join("")
+    }exec "$0" "$@"`
     const wrapper = join(runDirectory, `${name}-claude`)
     writeFileSync(wrapper, `#!/bin/sh\nexec unshare --mount -- sh -c ${quoted(inner)} ${quoted(claude)} "$@"\n`, { mode: 0o755 })
     return wrapper
@@ -623,13 +634,19 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
     return phase(title, async () => {
       const managed = "claude-code/managed-settings.json"
       const dropIn = "claude-code/managed-settings.d/50-hold.json"
+      // The home's user settings, as its namespace alone sees them: the host's file (made `{}`, which is no
+      // setting, where there is none yet) with `crossSessionInbound: "refuse"` bound over it.
+      const userFile = join(home, "settings.json")
+      if (!existsSync(userFile)) writeFileSync(userFile, "{}\n")
+      const userRefusing = `${JSON.stringify({ ...registry.userSettings(), crossSessionInbound: "refuse" }, null, 2)}\n`
       const specs = [
         { label: "send-ns-refuse", files: { [managed]: "{\"crossSessionInbound\":\"refuse\"}\n" } },
-        { label: "send-ns-hold", files: { [dropIn]: "{\"crossSessionInbound\":\"hold\"}\n" } }
+        { label: "send-ns-hold", files: { [dropIn]: "{\"crossSessionInbound\":\"hold\"}\n" } },
+        { label: "send-ns-user", files: {}, binds: { [userFile]: userRefusing } }
       ]
       const receivers = {}
-      for (const { files, label } of specs) {
-        const through = makeDriver({ tmux, registry, claude: inOwnMountNamespace(label, files), log })
+      for (const { binds, files, label } of specs) {
+        const through = makeDriver({ tmux, registry, claude: inOwnMountNamespace(label, files, binds), log })
         Object.assign(receivers, await startReceivers([{ label }], through))
       }
       const ours = readlinkSync("/proc/self/ns/mnt")
@@ -639,7 +656,8 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
         const leaked = specs.flatMap((spec) => Object.keys(spec.files)).filter((file) => existsSync(join("/etc", file)))
         return [
           ...(theirs === ours ? [`${label} runs in claude-peers' own mount namespace`] : []),
-          ...leaked.map((file) => `/etc/${file} is in the host's namespace too`)
+          ...leaked.map((file) => `/etc/${file} is in the host's namespace too`),
+          ...(registry.userSettings()?.crossSessionInbound === undefined ? [] : [`the host's ${userFile} sets crossSessionInbound too`])
         ]
       }
       const withNamespace = (row, label) => ({ ...row, problems: [...namespaceProblems(label), ...row.problems] })
@@ -686,6 +704,20 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
             ...fromManaged
           }),
           "send-ns-hold"
+        ),
+        withNamespace(
+          await to("send-ns-user", `its user settings.json refuse, bound in its namespace (pid ${receivers["send-ns-user"].pid}), --allow-hold`, [
+            "--allow-hold"
+          ], {
+            exit: 9,
+            answer: "refused",
+            relays: 0,
+            arrivals: 0,
+            fate: "refused",
+            decidedBy: "userSettings",
+            certainty: "certain"
+          }),
+          "send-ns-user"
         )
       ]
     })
