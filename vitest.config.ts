@@ -1,5 +1,15 @@
 import { defineConfig } from "vitest/config"
 
+// Node reads the certificates NODE_EXTRA_CA_CERTS names at every start: with a system bundle, as
+// some machines set for every process, 0.1 s of CPU per start, and the tests start over a hundred
+// Node processes that inherit the environment (sleepers, update loops, imports of the package).
+// None of them makes a TLS connection but npm's in test/Package.test.ts, which gets it back from
+// CLAUDE_PEERS_TEST_NODE_EXTRA_CA_CERTS. Deleted here, before vitest starts its workers.
+if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
+  process.env.CLAUDE_PEERS_TEST_NODE_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS
+  delete process.env.NODE_EXTRA_CA_CERTS
+}
+
 export default defineConfig({
   test: {
     // The examples' own tests run where a user runs them: in a project that installed the packed

@@ -1,16 +1,17 @@
 /**
  * Runs the npm scripts named on the command line at the same time (`npm test` runs typecheck,
- * lint and build so), then prints each one's output, in the order they were named, once it has
- * ended, and exits with the code of the first that failed.
+ * lint and bundle so: typecheck's `tsc -b` is the build's `tsc`, and bundle the rest of the build),
+ * then prints each one's output, in the order they were named, once it has ended, and exits with
+ * the code of the first that failed.
  *
  * Each one's output is held until it ends so that two tools never interleave their lines: a type
  * error reads as tsc wrote it. Every script runs to its end even after another has failed, so one
  * run reports every check that fails, as the scripts run one after another did.
  *
- * Running them together is safe because none reads what another writes before it is written:
- * lint reads no types, and typecheck reads `dist/`'s declarations (for the tests that import
- * `claude-peers` by name) while it builds its program, long before the build's tsc has checked the
- * sources and begins to emit; `npm ci` (`prepare`) has built `dist/` before `npm test` runs.
+ * Running them together is safe because none reads what another writes: lint reads no types and
+ * no `dist/`; typecheck alone writes `dist/`'s `tsc` output (it builds `src`'s project, then checks
+ * the tests, which import `claude-peers` by name, against the declarations it wrote); bundle reads
+ * the sources and writes only `dist/entries/` and `dist/claude-peers.cjs`, which tsc never reads.
  */
 import { spawn } from "node:child_process"
 import { constants } from "node:os"

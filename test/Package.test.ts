@@ -26,6 +26,14 @@ const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "ut
 const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc")
 
 /**
+ * npm may reach the registry (for what its cache lacks), with the certificates the environment
+ * named, which vitest.config.ts takes out of every other process's environment.
+ */
+const npmEnvironment: NodeJS.ProcessEnv = process.env.CLAUDE_PEERS_TEST_NODE_EXTRA_CA_CERTS === undefined
+  ? {}
+  : { NODE_EXTRA_CA_CERTS: process.env.CLAUDE_PEERS_TEST_NODE_EXTRA_CA_CERTS }
+
+/**
  * Runs a program to its end without blocking the worker: an install or a compile here can take
  * longer than vitest's 60 s for an answer from the main process, which a blocked worker never reads.
  */
@@ -33,7 +41,7 @@ const run = (command: string, args: ReadonlyArray<string>, options: { readonly c
   new Promise<{ readonly status: number | null; readonly stdout: string; readonly stderr: string }>((resolve, reject) => {
     const child = spawn(command, args, {
       cwd: options.cwd,
-      env: { ...process.env, ...options.env },
+      env: { ...process.env, ...(command === "npm" ? npmEnvironment : {}), ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
       timeout: 240_000
     })
