@@ -66,7 +66,7 @@ export const differences = [
     claudeAgents:
       "lists both processes of a session id that two live records carry (`--session-id` or `--resume` of a live id, or `--continue` in a directory whose last conversation still runs)",
     claudePeers:
-      "lists both, each with `address: \"uds:<socket>\"` (their names may differ); `resolve` of that id, and `resolve --name` of either name, refuse with `identity_mismatch` (exit 4)",
+      "lists both, each with `address: \"uds:<socket>\"` (their names may differ; after `--continue`, Claude Code 2.1.332 gives the second process the same name once the conversation's name reaches it); `resolve` of that id, and `resolve --name` of either name, refuse with `identity_mismatch` (exit 4), as `send` does (checked against real `--continue` processes: Claude Code's own `SendMessage` to that name refuses too and asks for `name [ref]`)",
     why: "an id that two running processes carry does not say which one to deliver to; each socket still reaches one"
   },
   {
