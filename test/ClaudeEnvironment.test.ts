@@ -123,9 +123,11 @@ describe("enabledFolderSources", () => {
     expect(enabledFolderSources(args(), env({ ...review, CLAUDE_CODE_REMOTE_SESSION_ORIGIN: "web" }))).toHaveLength(3)
   })
 
-  it("is unknown when the environment could not be read, unless --restricted already says none", () => {
+  it("is unknown when the environment could not be read, unless the arguments already leave none", () => {
     expect(enabledFolderSources(args(), null)).toBeNull()
+    expect(enabledFolderSources(args("--setting-sources", "user"), null)).toBeNull()
     expect(enabledFolderSources(args("--restricted"), null)).toEqual([])
+    expect(enabledFolderSources(args("--setting-sources", ""), null)).toEqual([])
   })
 
   it("is unknown for a source list Claude Code would have refused", () => {

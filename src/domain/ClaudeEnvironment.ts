@@ -111,17 +111,29 @@ export const killSwitchInSettings = (document: unknown): string | undefined => {
  * Which of the user, project and local settings Claude Code reads for a process. Without
  * `--setting-sources` it reads all three; `--restricted` or a truthy `CLAUDE_CODE_RESTRICTED` in
  * its launch environment, and a self-hosted remote review session, read none, whatever
- * `--setting-sources` says. Null when that is not known: the environment could not be read, or the
- * command line names a source that does not exist (Claude Code would have refused to start, so
- * this process reads something else).
+ * `--setting-sources` says. Null when that is not known: the environment could not be read (and the
+ * arguments leave some source in), or the command line names a source that does not exist (Claude
+ * Code would have refused to start, so this process reads something else).
  */
 export const enabledFolderSources = (
   args: ClaudeArguments,
   environ: ReadonlyMap<string, string> | null
 ): ReadonlyArray<FolderOrUserSource> | null => {
-  if (args.restricted) return []
-  if (environ === null) return null
+  if (environ === null) {
+    // The environment can only take sources away: with none left by the arguments, none is read.
+    const atMost = folderSourcesAtMost(args)
+    return atMost !== null && atMost.length === 0 ? atMost : null
+  }
   if (isEnvTruthy(environ.get("CLAUDE_CODE_RESTRICTED")) || isRemoteReviewSession(environ)) return []
+  return folderSourcesAtMost(args)
+}
+
+/**
+ * The sources the arguments leave in, whatever the environment holds (it can only take some away):
+ * an upper bound of `enabledFolderSources`; null when the command line names one that does not exist.
+ */
+export const folderSourcesAtMost = (args: ClaudeArguments): ReadonlyArray<FolderOrUserSource> | null => {
+  if (args.restricted) return []
   if (args.settingSources === null) return ["userSettings", "projectSettings", "localSettings"]
   return args.settingSources._tag === "Listed" ? args.settingSources.sources : null
 }

@@ -9,6 +9,7 @@
 import { type ClaudeArguments, claudeArgumentsOf, optionsOf } from "./ClaudeArguments.js"
 import {
   enabledFolderSources,
+  folderSourcesAtMost,
   type KillSwitch,
   killSwitchInSettings,
   type KillSwitchLayer,
@@ -252,13 +253,9 @@ export const policyEvidenceOf = (untrusted: SessionFacts): PolicyEvidence & { re
   const facts: SessionFacts = { ...untrusted, cmdline: trusted.cmdline, environ: trusted.environ }
   const cmdline = valueOf(facts.cmdline)
   const args = cmdline === null ? null : claudeArgumentsOf(cmdline)
-  // The environment can only take sources away (CLAUDE_CODE_RESTRICTED, a remote review session):
-  // a source the arguments leave out is out whatever the environment holds, and when they leave
-  // out every one, none is read.
-  const atMost = args === null ? null : enabledFolderSources(args, new Map())
-  const read = args === null ? null : enabledFolderSources(args, valueOf(facts.environ))
-  const enabled = read ?? (atMost !== null && atMost.length === 0 ? atMost : null)
-  const mayRead = enabled ?? atMost
+  const enabled = args === null ? null : enabledFolderSources(args, valueOf(facts.environ))
+  // A source the arguments leave out is out whatever the (unread) environment holds.
+  const mayRead = enabled ?? (args === null ? null : folderSourcesAtMost(args))
   const managedFiles = facts.managed.map((fact) => fileOutcome("policySettings", fact.path, fact.read))
   const outcomes: Outcomes = {
     managed: args?.parentManagedSettings === true ? [...managedFiles, parentManaged] : managedFiles,
