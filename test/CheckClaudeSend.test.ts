@@ -70,6 +70,13 @@ const predicted = (effective: string | null) => ({ effective, decidedBy: "defaul
 const result = (outcome: string, effective: string) =>
   printed(0, { outcome, receipt: { outcome, text: `${outcome} text` }, predicted: predicted(effective), session, mismatch: null })
 const failure = (exit: number, error: Json) => printed(exit, { error: { message: `${String(error.reason)} message`, ...error } })
+/** What was seen of a send refused with `reason` before relaying, and policy's answer to it. */
+const refusedSeen = (exit: number, reason: string, policyAnswer: string, relays = 0): Seen => ({
+  send: readSendAnswer(failure(exit, { reason })),
+  policy: { answer: policyAnswer, effective: undefined },
+  relays,
+  arrivals: {}
+})
 const policyOf = (pid: number, prompting: string | null, effective: string | null = prompting): Json => ({
   pid,
   effective,
@@ -161,12 +168,7 @@ describe("judging a send scenario", () => {
   })
 
   it("fails a relay started for a target that is not live", () => {
-    const notLive: Seen = {
-      send: readSendAnswer(failure(3, { reason: "not_live" })),
-      policy: { answer: "not_live", effective: undefined },
-      relays: 1,
-      arrivals: {}
-    }
+    const notLive = refusedSeen(3, "not_live", "not_live", 1)
     expect(judgeSend({ exit: 3, answer: "not_live", relays: 0 }, notLive)).toEqual(["1 relays started, expected 0"])
   })
 
@@ -176,12 +178,7 @@ describe("judging a send scenario", () => {
   })
 
   it("fails a send that refuses otherwise than policy", () => {
-    const seen: Seen = {
-      send: readSendAnswer(failure(4, { reason: "identity_mismatch" })),
-      policy: { answer: "not_live", effective: undefined },
-      relays: 0,
-      arrivals: {}
-    }
+    const seen = refusedSeen(4, "identity_mismatch", "not_live")
     expect(judgeSend({ exit: 4, answer: "identity_mismatch", relays: 0 }, seen)).toEqual(["policy predicts not_live, the send answered identity_mismatch"])
   })
 
@@ -205,12 +202,7 @@ describe("judging a send scenario", () => {
   })
 
   it("fails a send slower than the scenario allows, or not timed", () => {
-    const base: Seen = {
-      send: readSendAnswer(failure(3, { reason: "not_live" })),
-      policy: { answer: "not_live", effective: undefined },
-      relays: 0,
-      arrivals: {}
-    }
+    const base = refusedSeen(3, "not_live", "not_live")
     const quick: Expected = { exit: 3, answer: "not_live", relays: 0, withinMs: 5000 }
     expect(judgeSend(quick, { ...base, ms: 5000 })).toEqual([])
     expect(judgeSend(quick, { ...base, ms: 5001 })).toEqual(["took 5001 ms, expected at most 5000"])

@@ -512,6 +512,33 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
       const withWorker = (row, worker) => ({ ...row, problems: [...worker.problems, ...row.problems] })
       // A worker's environment is the one it was pre-started with, not its job's (seen nowhere): `refuse` stands
       // whatever it holds, `hold` would be `refuse` were messaging switched off there, so it is `partial`.
+      // A worker that holds: refused before relaying (and held when relayed anyway), then held with --allow-hold.
+      const heldRows = async (title, worker, decided) => {
+        const { record } = worker
+        const arrivals = { [label(record)]: 0 }
+        return [
+          withWorker(
+            await scenario({
+              name: `${title} (${label(record)}, pid ${record.pid})`,
+              target: [record.sessionId],
+              receivers,
+              probe: record,
+              expected: { exit: 10, answer: "held", relays: 0, arrivals, fate: "held", ...decided }
+            }),
+            worker
+          ),
+          withWorker(
+            await scenario({
+              name: `${title} (${label(record)}), --allow-hold`,
+              target: [record.sessionId],
+              flags: ["--allow-hold"],
+              receivers,
+              expected: { exit: 0, answer: "held", relays: 1, arrivals, ...decided }
+            }),
+            worker
+          )
+        ]
+      }
       const fromFlags = { decidedBy: "flagSettings", certainty: "certain" }
       const fromFlagsPartly = { decidedBy: "flagSettings", certainty: "partial" }
       const rows = [
@@ -526,26 +553,7 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
           }),
           refusing
         ),
-        withWorker(
-          await scenario({
-            name: `hold (${label(holding.record)}, pid ${holding.record.pid})`,
-            target: [holding.record.sessionId],
-            receivers,
-            probe: holding.record,
-            expected: { exit: 10, answer: "held", relays: 0, arrivals: { [label(holding.record)]: 0 }, fate: "held", ...fromFlagsPartly }
-          }),
-          holding
-        ),
-        withWorker(
-          await scenario({
-            name: `hold (${label(holding.record)}), --allow-hold`,
-            target: [holding.record.sessionId],
-            flags: ["--allow-hold"],
-            receivers,
-            expected: { exit: 0, answer: "held", relays: 1, arrivals: { [label(holding.record)]: 0 }, ...fromFlagsPartly }
-          }),
-          holding
-        )
+        ...(await heldRows("hold", holding, fromFlagsPartly))
       ]
       // Nothing set, a job in bypassPermissions: its mode is in its job state alone, and a prompting sender is held.
       const spareEnv = await waitFor("a spare background worker", spareEnvironment, { timeoutMs: 90_000, intervalMs: 500 }).catch(() => null)
@@ -568,29 +576,7 @@ export const makeSendPhases = ({ claude, driver, env, home, log, registry, runDi
       const bypass = await onSpare("SEND-BG-BYPASS", ["--dangerously-skip-permissions"])
       receivers[label(bypass.record)] = bypass.record
       const byMode = { decidedBy: "default", certainty: "partial" }
-      rows.push(
-        withWorker(
-          await scenario({
-            name: `bypassPermissions, nothing set (${label(bypass.record)}, pid ${bypass.record.pid})`,
-            target: [bypass.record.sessionId],
-            receivers,
-            probe: bypass.record,
-            expected: { exit: 10, answer: "held", relays: 0, arrivals: { [label(bypass.record)]: 0 }, fate: "held", ...byMode }
-          }),
-          bypass
-        ),
-        withWorker(
-          await scenario({
-            name: `bypassPermissions, nothing set (${label(bypass.record)}), --allow-hold`,
-            target: [bypass.record.sessionId],
-            flags: ["--allow-hold"],
-            receivers,
-            expected: { exit: 0, answer: "held", relays: 1, arrivals: { [label(bypass.record)]: 0 }, ...byMode }
-          }),
-          bypass
-        )
-      )
-      return rows
+      return [...rows, ...(await heldRows("bypassPermissions, nothing set", bypass, byMode))]
     })
 
   /**
