@@ -113,14 +113,16 @@ const read = (fd, start, end, buffer = Buffer.allocUnsafe(end - start)) => buffe
  * run as the WebAssembly module that file makes (this is its output). It catches damage; forgery is
  * kept out by the first rule. Without WebAssembly (`--jitless`) there is no checksum, and no cache.
  */
-const checksumCode =
-  "AGFzbQEAAAABBgFgAX8BfgIIAQFtAW0CAAEDAgEABwUBAWgAAAq0AQGxAQIBfwJ+IACtIQICQANAIAEgAE8NASACIAEpAwB8IgIgA3whAyACIAEpAwh8IgIgA3whAyACIAEpAxB8IgIgA3whAyACIAEpAxh8IgIgA3whAyABQSBqIQEMAAsLIAJCh5Wvr5i23puef34gA0LP1tO+0ser2UJ+Qh2JhSECIAIgAkIhiIVCz9bTvtLHq9lCfiECIAIgAkIdiIVCh5Wvr5i23puef34hAiACIAJCIIiFCw=="
+// dprint-ignore: its bytes as `command/cache-checksum.mjs` prints them, one line.
+const checksumCode = new Uint8Array([
+  0,97,115,109,1,0,0,0,1,6,1,96,1,127,1,126,2,8,1,1,109,1,109,2,0,1,3,2,1,0,7,5,1,1,104,0,0,10,180,1,1,177,1,2,1,127,2,126,32,0,173,33,2,2,64,3,64,32,1,32,0,79,13,1,32,2,32,1,41,3,0,124,34,2,32,3,124,33,3,32,2,32,1,41,3,8,124,34,2,32,3,124,33,3,32,2,32,1,41,3,16,124,34,2,32,3,124,33,3,32,2,32,1,41,3,24,124,34,2,32,3,124,33,3,32,1,65,32,106,33,1,12,0,11,11,32,2,66,135,149,175,175,152,182,222,155,158,127,126,32,3,66,207,214,211,190,210,199,171,217,66,126,66,29,137,133,33,2,32,2,32,2,66,33,136,133,66,207,214,211,190,210,199,171,217,66,126,33,2,32,2,32,2,66,29,136,133,66,135,149,175,175,152,182,222,155,158,127,126,33,2,32,2,32,2,66,32,136,133,11
+])
 const digestLength = 16
 let checksumModule
 /** A payload of `size` bytes, to be read into `bytes`, and `digest()` to check it: null without WebAssembly. */
 const payload = (size) => {
   try {
-    checksumModule ??= new WebAssembly.Module(Buffer.from(checksumCode, "base64"))
+    checksumModule ??= new WebAssembly.Module(checksumCode)
     // Zeros after the payload, up to the 32 bytes the function reads at a time: a new memory has them.
     const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil((size + 32) / 65536)) })
     const { h } = new WebAssembly.Instance(checksumModule, { m: { m: memory } }).exports

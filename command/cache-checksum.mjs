@@ -11,7 +11,7 @@
  * WebAssembly because a plain JavaScript loop over a megabyte runs in the interpreter at start-up,
  * and `node:crypto` costs more to load than the whole check may.
  *
- * Run `node command/cache-checksum.mjs` to print the module as the loader holds it (base64).
+ * Run `node command/cache-checksum.mjs` to print the module's bytes as the loader's array holds them.
  */
 const P1 = 0x9e3779b185ebca87n
 const P2 = 0xc2b2ae3d27d4eb4fn
@@ -127,4 +127,4 @@ export const checksumModule = () =>
     ...section(10, [0x01, ...unsigned(body.length), ...body])
   ])
 
-if (import.meta.url === `file://${process.argv[1]}`) console.log(checksumModule().toString("base64"))
+if (import.meta.url === `file://${process.argv[1]}`) console.log([...checksumModule()].join(","))
