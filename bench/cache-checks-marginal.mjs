@@ -8,7 +8,9 @@
  * caches, and the difference of each pair is what the checks cost: in wall time and in the CPU time
  * the run reports as it exits (through a `--require`d module of one line that both variants load;
  * the CPU time varies less with the machine's load).
- * Environment: CHECK_ROUNDS (default 120).
+ * Environment: CHECK_ROUNDS (default 120); CHECK_DEPTH, how many directories below `/` the install's
+ * `dist` is (default 9); CHECK_ALSO, other loaders to run in the same rounds, separated by commas
+ * (another build's `bin/claude-peers.js`, on this build's bundle).
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -31,8 +33,14 @@ const without = (text, replacements) =>
     return current.replace(from, to)
   }, text)
 
-const install = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-cache-checks-"))
+const temporary = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-cache-checks-"))
+// As deep as a per-user global install (`~/.nvm/versions/node/v20/lib/node_modules/claude-peers`):
+// the loader checks every directory above the one it keeps caches in.
+const install = path.join(temporary, ...Array.from({ length: Math.max(0, Number(process.env.CHECK_DEPTH ?? 9) - 3) }, (_, i) => `d${i}`))
+const depth = install.split(path.sep).length
+const also = process.env.CHECK_ALSO
 try {
+  fs.mkdirSync(install, { recursive: true })
   fs.mkdirSync(path.join(install, "bin"))
   fs.mkdirSync(path.join(install, "dist"))
   fs.mkdirSync(path.join(install, "home", "sessions"), { recursive: true })
@@ -47,6 +55,8 @@ try {
     without(text, [
       ["  if (uid === undefined) return real\n", "  return real\n"],
       ["if (stats.isFile() && (uid === undefined || (ownedByUs(stats.uid) && (stats.mode & 0o022) === 0)))", "if (true)"],
+      // Read into a buffer of its own, as before the checksum: no WebAssembly made at all.
+      ["const data = payload(cache.size)", "const data = { bytes: Buffer.allocUnsafe(cache.size) }"],
       ["cache.size && data.digest() === cache.digest)", "cache.size)"]
     ])
   )
@@ -64,29 +74,39 @@ try {
     if (result.status !== 0 || result.stdout.trim() !== "[]" || cpu === null) throw new Error(`${loader}: exit ${result.status}: ${result.stderr}`)
     return { ms, cpu: Number(cpu[1]) / 1000 }
   }
+  const loaders = { checked, unchecked }
+  for (const [i, file] of (also ?? "").split(",").filter((file) => file !== "").entries()) {
+    loaders[`also ${i + 1}`] = path.join(install, "bin", `claude-peers-also-${i + 1}.js`)
+    fs.copyFileSync(file, loaders[`also ${i + 1}`])
+  }
   // The caches are written by the first runs and used by every later one.
   for (let i = 0; i < 4; i++) run(checked)
-  const times = { checked: [], unchecked: [], difference: [], "checked CPU": [], "unchecked CPU": [], "CPU difference": [], node: [] }
+  const names = Object.keys(loaders)
+  const times = { node: [] }
+  for (const name of names) Object.assign(times, { [name]: [], [`${name} CPU`]: [] })
+  for (const name of names.filter((name) => name !== "unchecked")) Object.assign(times, { [`${name} − unchecked`]: [], [`${name} − unchecked CPU`]: [] })
   for (let i = 0; i < rounds; i++) {
-    const order = Math.random() < 0.5 ? ["checked", "unchecked"] : ["unchecked", "checked"]
-    const pair = {}
-    for (const which of order) pair[which] = run(which === "checked" ? checked : unchecked)
+    const round = {}
+    for (const name of [...names].sort(() => Math.random() - 0.5)) round[name] = run(loaders[name])
     const start = process.hrtime.bigint()
     spawnSync(process.execPath, ["-e", "0"], { env })
     times.node.push(Number(process.hrtime.bigint() - start) / 1e6)
-    times.checked.push(pair.checked.ms)
-    times.unchecked.push(pair.unchecked.ms)
-    times.difference.push(pair.checked.ms - pair.unchecked.ms)
-    times["checked CPU"].push(pair.checked.cpu)
-    times["unchecked CPU"].push(pair.unchecked.cpu)
-    times["CPU difference"].push(pair.checked.cpu - pair.unchecked.cpu)
+    for (const name of names) {
+      times[name].push(round[name].ms)
+      times[`${name} CPU`].push(round[name].cpu)
+      if (name === "unchecked") continue
+      times[`${name} − unchecked`].push(round[name].ms - round.unchecked.ms)
+      times[`${name} − unchecked CPU`].push(round[name].cpu - round.unchecked.cpu)
+    }
   }
   const q = (values, at) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) * at)]
   const cached = fs.readdirSync(path.join(install, "dist")).filter((name) => name.endsWith(".v8-cache"))
-  console.log(`list --json on an empty registry, ${rounds} paired rounds, load ${os.loadavg()[0].toFixed(1)}, caches: ${cached.join(", ")}`)
+  console.log(
+    `list --json on an empty registry, ${rounds} rounds, install ${depth} directories below /, load ${os.loadavg()[0].toFixed(1)}, caches: ${cached.join(", ")}`
+  )
   for (const [label, values] of Object.entries(times)) {
-    console.log(`  ${label.padEnd(15)} ${q(values, 0.5).toFixed(2)} ms median  (${q(values, 0.25).toFixed(2)}–${q(values, 0.75).toFixed(2)})`)
+    console.log(`  ${label.padEnd(26)} ${q(values, 0.5).toFixed(2)} ms median  (${q(values, 0.25).toFixed(2)}–${q(values, 0.75).toFixed(2)})`)
   }
 } finally {
-  fs.rmSync(install, { recursive: true, force: true })
+  fs.rmSync(temporary, { recursive: true, force: true })
 }
