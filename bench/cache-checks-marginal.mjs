@@ -7,7 +7,9 @@
  * computed: what the loader did before issue 26), in paired rounds of random order on the same
  * caches, and the difference of each pair is what the checks cost: in wall time and in the CPU time
  * the run reports as it exits (through a `--require`d module of one line that both variants load;
- * the CPU time varies less with the machine's load).
+ * the CPU time varies less with the machine's load), and in the loader's own share of the run (from
+ * its first line to the part's start), which varies least. The walk and the checksum are also
+ * taken out one at a time.
  * Environment: CHECK_ROUNDS (default 120); CHECK_DEPTH, how many directories below `/` the install's
  * `dist` is (default 9); CHECK_ALSO, other loaders to run in the same rounds, separated by commas
  * (another build's `bin/claude-peers.js`, on this build's bundle).
@@ -47,19 +49,42 @@ try {
   fs.copyFileSync(path.join(root, "dist", "claude-peers.cjs"), path.join(install, "dist", "claude-peers.cjs"))
   fs.copyFileSync(path.join(root, "bin", "package.json"), path.join(install, "bin", "package.json"))
   const text = fs.readFileSync(path.join(root, "bin", "claude-peers.js"), "utf8")
-  const checked = path.join(install, "bin", "claude-peers.js")
-  const unchecked = path.join(install, "bin", "claude-peers-unchecked.js")
-  fs.writeFileSync(checked, text)
-  fs.writeFileSync(
-    unchecked,
-    without(text, [
-      ["  if (uid === undefined) return real\n", "  return real\n"],
-      ["if (stats.isFile() && (uid === undefined || (ownedByUs(stats.uid) && (stats.mode & 0o022) === 0)))", "if (true)"],
-      // Read into a buffer of its own, as before the checksum: no WebAssembly made at all.
-      ["const data = payload(cache.size)", "const data = { bytes: Buffer.allocUnsafe(cache.size) }"],
-      ["cache.size && data.digest() === cache.digest)", "cache.size)"]
+  // What the checks are: the walk of the cache directory and its ancestors with the cache file's
+  // owner and mode, and the payload's checksum (read into a buffer of its own without it, as before
+  // the checksum: no WebAssembly made at all).
+  const walk = [
+    ["  if (uid === undefined) return real\n", "  return real\n"],
+    ["if (stats.isFile() && (uid === undefined || (ownedByUs(stats.uid) && (stats.mode & 0o022) === 0)))", "if (true)"]
+  ]
+  const checksum = [
+    ["const data = payload(cache.size)", "const data = { bytes: Buffer.allocUnsafe(cache.size) }"],
+    ["cache.size && data.digest() === cache.digest)", "cache.size)"]
+  ]
+  // Every variant reports, as it exits, the time from the loader's first line to the moment the
+  // part starts to run: the loader's own share of the run, where the checks are, without the
+  // variance of the command's run after it.
+  const staged = (loader) =>
+    without(loader, [
+      ["\"use strict\"\n", "\"use strict\"\nconst loaderStartedAt = process.uptime() * 1000\n"],
+      [
+        "  const module = { exports: {} }\n",
+        `  if (id !== "entry") {\n    const stage = process.uptime() * 1000 - loaderStartedAt\n    process.on("exit", () => fs.writeSync(2, "\\nstage " + stage + "\\n"))\n  }\n  const module = { exports: {} }\n`
+      ]
     ])
-  )
+  const variants = {
+    checked: text,
+    unchecked: without(text, [...walk, ...checksum]),
+    "walk only": without(text, checksum),
+    "checksum only": without(text, walk)
+  }
+  for (const [i, file] of (also ?? "").split(",").filter((file) => file !== "").entries()) {
+    variants[`also ${i + 1}`] = fs.readFileSync(file, "utf8")
+  }
+  const loaders = {}
+  for (const [i, [name, loader]] of Object.entries(variants).entries()) {
+    loaders[name] = path.join(install, "bin", i === 0 ? "claude-peers.js" : `claude-peers-${i}.js`)
+    fs.writeFileSync(loaders[name], staged(loader))
+  }
   const report = path.join(install, "cpu.cjs")
   fs.writeFileSync(
     report,
@@ -71,20 +96,21 @@ try {
     const result = spawnSync(process.execPath, ["--require", report, loader, ...args], { env, encoding: "utf8" })
     const ms = Number(process.hrtime.bigint() - start) / 1e6
     const cpu = /\ncpu (\d+)\n/.exec(result.stderr)
-    if (result.status !== 0 || result.stdout.trim() !== "[]" || cpu === null) throw new Error(`${loader}: exit ${result.status}: ${result.stderr}`)
-    return { ms, cpu: Number(cpu[1]) / 1000 }
-  }
-  const loaders = { checked, unchecked }
-  for (const [i, file] of (also ?? "").split(",").filter((file) => file !== "").entries()) {
-    loaders[`also ${i + 1}`] = path.join(install, "bin", `claude-peers-also-${i + 1}.js`)
-    fs.copyFileSync(file, loaders[`also ${i + 1}`])
+    const stage = /\nstage ([\d.]+)\n/.exec(result.stderr)
+    if (result.status !== 0 || result.stdout.trim() !== "[]" || cpu === null || stage === null) {
+      throw new Error(`${loader}: exit ${result.status}: ${result.stderr}`)
+    }
+    return { ms, cpu: Number(cpu[1]) / 1000, stage: Number(stage[1]) }
   }
   // The caches are written by the first runs and used by every later one.
-  for (let i = 0; i < 4; i++) run(checked)
+  for (let i = 0; i < 4; i++) run(loaders.checked)
   const names = Object.keys(loaders)
+  const measures = [["", "ms"], [" CPU", "cpu"], [" loader", "stage"]]
   const times = { node: [] }
-  for (const name of names) Object.assign(times, { [name]: [], [`${name} CPU`]: [] })
-  for (const name of names.filter((name) => name !== "unchecked")) Object.assign(times, { [`${name} − unchecked`]: [], [`${name} − unchecked CPU`]: [] })
+  for (const name of names) for (const [suffix] of measures) times[`${name}${suffix}`] = []
+  for (const name of names.filter((name) => name !== "unchecked")) {
+    for (const [suffix] of measures) times[`${name} − unchecked${suffix}`] = []
+  }
   for (let i = 0; i < rounds; i++) {
     const round = {}
     for (const name of [...names].sort(() => Math.random() - 0.5)) round[name] = run(loaders[name])
@@ -92,11 +118,10 @@ try {
     spawnSync(process.execPath, ["-e", "0"], { env })
     times.node.push(Number(process.hrtime.bigint() - start) / 1e6)
     for (const name of names) {
-      times[name].push(round[name].ms)
-      times[`${name} CPU`].push(round[name].cpu)
-      if (name === "unchecked") continue
-      times[`${name} − unchecked`].push(round[name].ms - round.unchecked.ms)
-      times[`${name} − unchecked CPU`].push(round[name].cpu - round.unchecked.cpu)
+      for (const [suffix, key] of measures) {
+        times[`${name}${suffix}`].push(round[name][key])
+        if (name !== "unchecked") times[`${name} − unchecked${suffix}`].push(round[name][key] - round.unchecked[key])
+      }
     }
   }
   const q = (values, at) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) * at)]
@@ -105,7 +130,7 @@ try {
     `list --json on an empty registry, ${rounds} rounds, install ${depth} directories below /, load ${os.loadavg()[0].toFixed(1)}, caches: ${cached.join(", ")}`
   )
   for (const [label, values] of Object.entries(times)) {
-    console.log(`  ${label.padEnd(26)} ${q(values, 0.5).toFixed(2)} ms median  (${q(values, 0.25).toFixed(2)}–${q(values, 0.75).toFixed(2)})`)
+    console.log(`  ${label.padEnd(34)} ${q(values, 0.5).toFixed(2)} ms median  (${q(values, 0.25).toFixed(2)}–${q(values, 0.75).toFixed(2)})`)
   }
 } finally {
   fs.rmSync(temporary, { recursive: true, force: true })
