@@ -8,14 +8,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc, Stream } from "effect"
 import * as Chunk from "effect/Chunk"
+import * as Layer from "effect/Layer"
 import * as path from "node:path"
 import { IdentityMismatch } from "../src/domain/Errors.js"
 import { read, unreadable } from "../src/domain/Observed.js"
 import { projectDirectoryName, stringHash, transcriptPathOf } from "../src/domain/Transcript.js"
+import * as FilesMemory from "../src/layers/FilesMemory.js"
 import { layerMemory, makeMemoryWorld } from "../src/layers/Memory.js"
 import type { MemoryOptions, MemoryWorld } from "../src/layers/Memory.js"
+import * as ProcessProbeMemory from "../src/layers/ProcessProbeMemory.js"
+import * as ClaudeHomes from "../src/services/ClaudeHomes.js"
 import { homeOfProcess, isClaudeCode } from "../src/services/ClaudeHomes.js"
-import { Registry } from "../src/services/Registry.js"
+import { makeHomes, Registry } from "../src/services/Registry.js"
 import { Watch } from "../src/services/Watch.js"
 import { recordText } from "./support/records.js"
 
@@ -91,6 +95,62 @@ describe("several Claude homes (memory world)", () => {
         [viaCwd.pid, "/srv/project"]
       ])
     )
+  })
+
+  /** `list --all-homes` with every home found before any is read (`ClaudeHomes.homes`, no steps). */
+  const listAllAtOnce = (world: MemoryWorld) =>
+    Effect.runPromise(
+      Effect.gen(function*() {
+        const homes = yield* ClaudeHomes.make({ roots: [world.home.root], all: true }, {
+          managedSettingsDirectory: world.home.managedSettingsDirectory,
+          standard: [world.home.root]
+        })
+        const registry = yield* Effect.provideService(makeHomes, ClaudeHomes.ClaudeHomes, { ...homes, stepwise: undefined })
+        return yield* registry.list
+      }).pipe(Effect.provide(Layer.merge(FilesMemory.layer(world.tree), ProcessProbeMemory.layer(world.processes))))
+    )
+
+  it("property: --all-homes finds by steps the sessions it finds with every home first, whatever stale records say", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.nat({ max: 3 }), { minLength: 2, maxLength: 4 }),
+        fc.array(fc.record({ from: fc.nat(), into: fc.nat(), kind: fc.constantFrom("no start time", "other start time", "dead") }), { maxLength: 4 }),
+        fc.boolean(),
+        async (counts, stale, interleaved) => {
+          const world = makeMemoryWorld()
+          const homes = counts.map((_, i) => `/homes/h${i}`)
+          const order = interleaved
+            ? Array.from({ length: Math.max(...counts) }, (_, n) => homes.flatMap((home, i) => (n < counts[i]! ? [home] : []))).flat()
+            : homes.flatMap((home, i) => Array.from({ length: counts[i]! }, () => home))
+          for (const home of order) startSession(world, home)
+          for (const { from, into, kind } of stale) {
+            // A record in one home for a pid that another home's Claude Code process has now (or no process).
+            const { pid, startTime } = world.processes.spawn({ arguments: ["claude"], environment: { CLAUDE_CONFIG_DIR: homes[into % homes.length]! } })
+            const procStart = kind === "no start time" ? {} : { procStart: kind === "dead" ? startTime : `${startTime}9` }
+            world.tree.writeFile(path.join(homes[from % homes.length]!, "sessions", `${pid}.json`), recordText(pid, procStart))
+            // Its own record, in its own home; a dead one has none.
+            if (kind === "dead") world.processes.kill(pid)
+            else world.tree.writeFile(path.join(homes[into % homes.length]!, "sessions", `${pid}.json`), recordText(pid, { procStart: startTime }))
+          }
+          const stepwise = await run(world, { allHomes: true }, Effect.flatMap(Registry, (r) => r.list))
+          const atOnce = await listAllAtOnce(world)
+          expect(stepwise.map((s) => [s.pid, s.home])).toEqual(atOnce.map((s) => [s.pid, s.home]))
+        }
+      ),
+      { numRuns: 60 }
+    )
+  })
+
+  it("--all-homes reads one environment per home when every live session's start time is its record's", async () => {
+    const world = makeMemoryWorld()
+    const homes = ["/homes/a", "/homes/b", "/homes/c"]
+    // Interleaved, so that pid order alone would not group a home's processes.
+    const pids = Array.from({ length: 12 }, (_, i) => startSession(world, homes[i % 3]!))
+    const read = new Set<number>()
+    for (const pid of pids) world.processes.onNextEvidence(pid, () => read.add(pid))
+    const listed = await run(world, { allHomes: true }, Effect.flatMap(Registry, (r) => r.list))
+    expect(listed.map((s) => s.pid)).toEqual(pids)
+    expect([...read]).toEqual(pids.slice(0, 3))
   })
 
   it("a process's home by Claude Code's rule; unknown when its environment is not readable", () => {

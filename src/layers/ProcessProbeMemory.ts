@@ -11,6 +11,7 @@ import { type Observed, read, unreadable } from "../domain/Observed.js"
 import {
   make as makeProcessProbe,
   type MountNamespace,
+  onlyParts,
   type ProcessEvidence,
   type ProcessIdentity,
   ProcessProbe,
@@ -266,13 +267,13 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
     user: Effect.sync(() => Option.some(uid)),
     states: (alive, startTimeOf) => Effect.sync(() => statesOf(alive, startTimeOf)),
     processes: Effect.sync(() => [...table].flatMap(([pid, entry]) => (entry.zombie ? [] : [{ pid, arguments: entry.evidence.arguments }]))),
-    evidence: (pid) =>
+    evidence: (pid, parts) =>
       Effect.sync(() => {
         const hook = evidenceHooks.get(pid)
         evidenceHooks.delete(pid)
         hook?.()
         const entry = table.get(pid)
-        return entry === undefined || entry.zombie ? exited : entry.evidence
+        return onlyParts(entry === undefined || entry.zombie ? exited : entry.evidence, parts)
       })
   })
 

@@ -24,8 +24,10 @@ import * as fs from "node:fs"
 import { parseEnviron } from "../domain/ClaudeEnvironment.js"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
 import {
+  type EvidencePart,
   type ListedProcess,
   make as makeProcessProbe,
+  notAskedFor,
   type ProcessEvidence,
   type ProcessIdentity,
   ProcessProbe,
@@ -144,7 +146,7 @@ const listedProcesses = (): ReadonlyArray<ListedProcess> => {
   return names.filter((name) => /^[1-9][0-9]*$/.test(name)).map((name) => {
     const pid = Number(name)
     try {
-      return { pid, arguments: read(splitNul(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8"))) }
+      return { pid, arguments: read(splitNul(readProcText(`/proc/${pid}/cmdline`))) }
     } catch {
       return { pid, arguments: unreadable("the process's arguments could not be read") }
     }
@@ -393,22 +395,29 @@ const readProcText = (file: string): string => {
  * Linux: `/proc/<pid>/cmdline`, `environ` and `cwd`. The environment is the block the process was
  * started with; the kernel lets only the process's own user (and root) read it.
  */
-const linuxEvidence = (pid: number): ProcessEvidence =>
+const linuxEvidence = (pid: number, parts: ReadonlyArray<EvidencePart> | undefined): ProcessEvidence =>
   withoutStackTraces(() => ({
-    arguments: procRead("the arguments", () => {
-      const words = splitNul(readProcText(`/proc/${pid}/cmdline`))
-      return words.length === 0 ? unreadable("the process shows no arguments: it has exited, or is a kernel thread") : read(words)
-    }),
-    environment: procRead("the environment", () => read(parseEnviron(readProcText(`/proc/${pid}/environ`)))),
-    workingDirectory: procRead("the working directory", () => {
-      const target = fs.readlinkSync(`/proc/${pid}/cwd`)
-      return target.endsWith(" (deleted)") ? unreadable("its working directory has been deleted") : read(target)
-    }),
-    mountNamespace: procRead("the mount namespace", () => {
-      const id = fs.readlinkSync(`/proc/${pid}/ns/mnt`)
-      return read({ id, ours: id === ownMountNamespace(), root: `/proc/${pid}/root` })
-    })
+    arguments: asked(parts, "arguments", () =>
+      procRead("the arguments", () => {
+        const words = splitNul(readProcText(`/proc/${pid}/cmdline`))
+        return words.length === 0 ? unreadable("the process shows no arguments: it has exited, or is a kernel thread") : read(words)
+      })),
+    environment: asked(parts, "environment", () => procRead("the environment", () => read(parseEnviron(readProcText(`/proc/${pid}/environ`))))),
+    workingDirectory: asked(parts, "workingDirectory", () =>
+      procRead("the working directory", () => {
+        const target = fs.readlinkSync(`/proc/${pid}/cwd`)
+        return target.endsWith(" (deleted)") ? unreadable("its working directory has been deleted") : read(target)
+      })),
+    mountNamespace: asked(parts, "mountNamespace", () =>
+      procRead("the mount namespace", () => {
+        const id = fs.readlinkSync(`/proc/${pid}/ns/mnt`)
+        return read({ id, ours: id === ownMountNamespace(), root: `/proc/${pid}/root` })
+      }))
   }))
+
+/** A part of the evidence, read only when asked for (everything when no part is named). */
+const asked = <A>(parts: ReadonlyArray<EvidencePart> | undefined, part: EvidencePart, read: () => Observed<A>): Observed<A> =>
+  parts === undefined || parts.includes(part) ? read() : notAskedFor
 
 /** Ours does not change while we run. */
 let ownMount: string | undefined
@@ -446,9 +455,9 @@ const runPsCommand = (pid: number): Effect.Effect<string> =>
     }))
 
 /** macOS: the arguments from `ps`; the environment and the working directory are not read there. */
-const psEvidence = (pid: number): Effect.Effect<ProcessEvidence> =>
-  Effect.map(runPsCommand(pid), (text) => ({
-    arguments: psArguments(text),
+const psEvidence = (pid: number, parts: ReadonlyArray<EvidencePart> | undefined): Effect.Effect<ProcessEvidence> =>
+  Effect.map(parts === undefined || parts.includes("arguments") ? runPsCommand(pid) : Effect.succeed(undefined), (text) => ({
+    arguments: text === undefined ? notAskedFor : psArguments(text),
     environment: unreadable("macOS does not show another process's environment apart from its arguments"),
     workingDirectory: unreadable("the working directory of another process is not read on macOS")
   }))
@@ -508,14 +517,14 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
       })
     }),
     pidDomain: Effect.sync(() => (domain ??= platform === "linux" ? linuxPidDomain() : Option.none())),
-    evidence: (pid) =>
+    evidence: (pid, parts) =>
       Effect.suspend(() => {
         if (!isProcessId(pid)) return Effect.succeed(evidenceUnavailable(`${pid} is not a process id`))
         switch (platform) {
           case "linux":
-            return Effect.sync(() => linuxEvidence(pid))
+            return Effect.sync(() => linuxEvidence(pid, parts))
           case "darwin":
-            return psEvidence(pid)
+            return psEvidence(pid, parts)
           default:
             return Effect.succeed(evidenceUnavailable(`this platform (${platform}) does not show another process's arguments or environment`))
         }

@@ -32,6 +32,22 @@ export interface ClaudeHomes {
    * not the count found, so that the shape of an answer never depends on what runs.
    */
   readonly several: boolean
+  /**
+   * With `all`, `homes` found step by step, for a reader that checks the sessions of each home as it
+   * reads it: `first` is the homes named and the standard ones; each `next(accounted)` is the home of
+   * the next Claude Code process whose pid is not in `accounted` and that is not a home answered
+   * already, or none when no process is left. `accounted` is the pids of the live sessions read so
+   * far: a live session's process runs under the home whose registry holds its record, so its
+   * environment need not be read. One environment is read per home, rather than one per process;
+   * the homes are those of `homes`. Absent without `all` (and from a `ClaudeHomes` made elsewhere).
+   */
+  readonly stepwise?: Effect.Effect<HomeSteps> | undefined
+}
+
+/** One pass of `ClaudeHomes.stepwise`: the processes are listed once, when it is made. */
+export interface HomeSteps {
+  readonly first: ReadonlyArray<ClaudeHome.ClaudeHome>
+  readonly next: (accounted: ReadonlySet<number>) => Effect.Effect<Option.Option<ClaudeHome.ClaudeHome>>
 }
 
 export const ClaudeHomes = Context.GenericTag<ClaudeHomes>("claude-peers/ClaudeHomes")
@@ -86,21 +102,35 @@ export const homeOfProcess = (evidence: ProcessEvidence): string | undefined => 
   }
 }
 
+/** The pids of the live Claude Code processes this machine lists, in pid order. */
+const claudeProcesses: Effect.Effect<ReadonlyArray<number>, never, ProcessProbe> = Effect.flatMap(
+  ProcessProbe,
+  (probe) =>
+    Effect.map(probe.processes, (listed) =>
+      listed
+        .filter(({ arguments: argv }) => argv._tag === "Read" && isClaudeCode(argv.value))
+        .map(({ pid }) => pid)
+        .sort((a, b) => a - b))
+)
+
+/**
+ * The home of the process at `pid`, from its environment (and its working directory when the rule
+ * needs it). The pid may be another process's by now: a home found from that one is one more
+ * registry to read, whose records are checked as any other's, so the process is not read again.
+ */
+const homeOfPid = (pid: number): Effect.Effect<string | undefined, never, ProcessProbe> =>
+  Effect.gen(function*() {
+    const probe = yield* ProcessProbe
+    const evidence = yield* probe.evidence(pid, ["environment"])
+    if (evidence.environment._tag !== "Read") return undefined
+    return homeOfProcess(evidence) ?? homeOfProcess(yield* probe.evidence(pid, ["environment", "workingDirectory"]))
+  })
+
 /** The homes of the live Claude Code processes this user may read, in pid order, repeats included. */
-export const processHomes: Effect.Effect<ReadonlyArray<string>, never, ProcessProbe> = Effect.gen(function*() {
-  const probe = yield* ProcessProbe
-  const listed = [...(yield* probe.processes)].sort((a, b) => a.pid - b.pid)
-  const homes: Array<string> = []
-  for (const { arguments: argv, pid } of listed) {
-    if (argv._tag !== "Read" || !isClaudeCode(argv.value)) continue
-    // Read again with the rest: the pid may be another process's by now.
-    const evidence = yield* probe.evidence(pid)
-    if (evidence.arguments._tag !== "Read" || !isClaudeCode(evidence.arguments.value)) continue
-    const home = homeOfProcess(evidence)
-    if (home !== undefined) homes.push(home)
-  }
-  return homes
-})
+export const processHomes: Effect.Effect<ReadonlyArray<string>, never, ProcessProbe> = Effect.flatMap(
+  claudeProcesses,
+  (pids) => Effect.map(Effect.forEach(pids, homeOfPid), (homes) => homes.filter((home) => home !== undefined))
+)
 
 /** Each home once, by real path; a home that does not exist (yet) by its resolved path. */
 export const distinct = (roots: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>, never, Files> =>
@@ -110,7 +140,11 @@ export const distinct = (roots: ReadonlyArray<string>): Effect.Effect<ReadonlyAr
     const kept: Array<string> = []
     for (const root of roots) {
       const resolved = path.resolve(root)
-      const real = yield* Effect.orElseSucceed(files.realPath(resolved), () => resolved)
+      // A home nobody has used (the default one of a user whose homes are all CLAUDE_CONFIG_DIRs)
+      // is an answer, not a failure to make and throw away.
+      const absent = files.statIfExists !== undefined &&
+        Option.exists(yield* Effect.option(files.statIfExists(resolved)), Option.isNone)
+      const real = absent ? resolved : yield* Effect.orElseSucceed(files.realPath(resolved), () => resolved)
       if (seen.has(real)) continue
       seen.add(real)
       kept.push(real)
@@ -151,7 +185,32 @@ export const make = (selection: HomesSelection, options: HomesOptions): Effect.E
     }).pipe(Effect.provide(context), Effect.withSpan("ClaudeHomes.homes"))
     // Named homes do not change while the program runs: their real paths are found once.
     const homes = selection.all ? found : yield* Effect.cached(found)
-    return ClaudeHomes.of({ homes, several: selection.all || selection.roots.length > 1 })
+    const stepwise = Effect.gen(function*() {
+      const first = yield* distinct([...selection.roots, ...options.standard])
+      const answered = new Set(first)
+      const pids = yield* claudeProcesses
+      let at = 0
+      const next = (accounted: ReadonlySet<number>) =>
+        Effect.gen(function*() {
+          while (at < pids.length) {
+            const pid = pids[at++]!
+            if (accounted.has(pid)) continue
+            const home = yield* homeOfPid(pid)
+            if (home === undefined) continue
+            const [real] = yield* distinct([home])
+            if (answered.has(real!)) continue
+            answered.add(real!)
+            return Option.some(ClaudeHome.make(real!, options))
+          }
+          return Option.none()
+        }).pipe(Effect.provide(context))
+      return { first: first.map((root) => ClaudeHome.make(root, options)), next }
+    }).pipe(Effect.provide(context), Effect.withSpan("ClaudeHomes.stepwise"))
+    return ClaudeHomes.of({
+      homes,
+      several: selection.all || selection.roots.length > 1,
+      ...(selection.all ? { stepwise } : {})
+    })
   })
 
 export const layer = (selection: HomesSelection, options: HomesOptions): Layer.Layer<ClaudeHomes, never, Files | ProcessProbe> =>

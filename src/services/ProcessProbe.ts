@@ -5,7 +5,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Observed } from "../domain/Observed.js"
+import { type Observed, unreadable } from "../domain/Observed.js"
 
 export type { Observed }
 
@@ -98,6 +98,24 @@ export interface MountNamespace {
   readonly root: string
 }
 
+/** The parts of `ProcessEvidence` a caller may ask for alone. */
+export type EvidencePart = "arguments" | "environment" | "workingDirectory" | "mountNamespace"
+
+/** What a part not asked for reads as. */
+export const notAskedFor: Observed<never> = unreadable("not asked for")
+
+/**
+ * `evidence` with only `parts` read, the rest not asked for; all of it without `parts`. A platform
+ * without mount namespaces still shows none.
+ */
+export const onlyParts = (evidence: ProcessEvidence, parts: ReadonlyArray<EvidencePart> | undefined): ProcessEvidence =>
+  parts === undefined ? evidence : {
+    arguments: parts.includes("arguments") ? evidence.arguments : notAskedFor,
+    environment: parts.includes("environment") ? evidence.environment : notAskedFor,
+    workingDirectory: parts.includes("workingDirectory") ? evidence.workingDirectory : notAskedFor,
+    mountNamespace: evidence.mountNamespace === undefined || parts.includes("mountNamespace") ? evidence.mountNamespace : notAskedFor
+  }
+
 /** A process as `ProcessProbe.processes` lists it. */
 export interface ListedProcess {
   readonly pid: number
@@ -133,8 +151,13 @@ export interface ProcessProbe {
    * records that passed every other check.
    */
   readonly checkLiveness: (pids: Iterable<number>) => Effect.Effect<Liveness>
-  /** The process's arguments, environment and working directory, each read or unreadable with a reason; never a failure. */
-  readonly evidence: (pid: number) => Effect.Effect<ProcessEvidence>
+  /**
+   * The process's arguments, environment, working directory and mount namespace, each read or
+   * unreadable with a reason; never a failure. With `parts`, only those are read and the rest are
+   * `notAskedFor`: a home is found from the environment alone, one file of `/proc` rather than four.
+   * A layer may read more than it is asked; it answers the rest as `onlyParts` does.
+   */
+  readonly evidence: (pid: number, parts?: ReadonlyArray<EvidencePart>) => Effect.Effect<ProcessEvidence>
   /**
    * The user this process runs as (its effective uid), or none where the platform has none
    * (Windows). A record file is the reader's own when this user owns it.

@@ -236,9 +236,25 @@ export const makeHomes = Effect.gen(function*() {
   }
   const scan = (onlyLivePids: boolean) =>
     Effect.gen(function*() {
-      const all = yield* homes.homes
-      const scanned = yield* Effect.forEach(all, (home) => Effect.map(scanOf(home)(onlyLivePids), (entries) => entries.map(labelled(home))))
-      return scanned.flat().sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
+      const scanned: Array<RegistryEntry> = []
+      const accounted = new Set<number>()
+      const read = (home: ClaudeHome) =>
+        Effect.map(scanOf(home)(onlyLivePids, accounted), (entries) => {
+          for (const entry of entries) scanned.push(labelled(home)(entry))
+        })
+      if (homes.stepwise === undefined) {
+        yield* Effect.forEach(yield* homes.homes, read, { discard: true })
+      } else {
+        // Each home's live sessions are read before the next home is looked for, so that the
+        // processes they account for need not be asked where their homes are: those whose start
+        // time matched their record's (a record without one may name another home's process).
+        const steps = yield* homes.stepwise
+        yield* Effect.forEach(steps.first, read, { discard: true })
+        for (let home = yield* steps.next(accounted); Option.isSome(home); home = yield* steps.next(accounted)) {
+          yield* read(home.value)
+        }
+      }
+      return scanned.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
     })
   // A registry file is `<home>/sessions/<pid>.json`.
   const homeOf = (entry: RegistryEntry) => entry.home ?? path.dirname(path.dirname(entry.file))

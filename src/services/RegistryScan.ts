@@ -206,7 +206,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
     entries: Array<RegistryEntry>,
     pending: ReadonlyArray<Pending>,
     liveness: Liveness,
-    owners: Owners | null
+    owners: Owners | null,
+    startTimeMatched: Set<number> | undefined
   ): Effect.Effect<Array<{ readonly index: number; readonly session: Session }>> => {
     const startTimeOf = new Set(pending.flatMap((p) => (p.procStart === null ? [] : [p.session.pid])))
     return Effect.map(liveness.states(pending.map((p) => p.session.pid), startTimeOf), (states) =>
@@ -225,6 +226,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
           entries[index] = { ...entries[index]!, verdict: { _tag: "pid_reused", recorded: describeValue(procStart), actual: state.startTime.value } }
           return []
         }
+        if (procStart !== null && Option.isSome(state.startTime)) startTimeMatched?.add(session.pid)
         return [{ index, session: { ...session, stopped: state.stopped, unaddressable: state.otherUser ? "other_user" : session.unaddressable } }]
       }))
   }
@@ -253,9 +255,10 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
    * `pid_mismatch`), and most records of a registry are stale: their files are then never opened.
    * Either way the file names' pids are checked first, in one pass with one liveness check per pid,
    * so that every answer decides liveness alike; a start time is read only for the records that
-   * passed every other check.
+   * passed every other check. The pids of the live sessions whose start time matched their
+   * record's are added to `startTimeMatched`: those processes are proven to be the ones that wrote them.
    */
-  const scan = (onlyLivePids: boolean): Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError> =>
+  const scan = (onlyLivePids: boolean, startTimeMatched?: Set<number>): Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError> =>
     Effect.gen(function*() {
       // A missing registry directory is an empty registry: no session has started yet.
       const listing = Option.getOrElse(yield* files.readDirectoryIfExists(directory), () => [])
@@ -283,7 +286,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
 
       // Processes are consulted only for records that passed every other check and whose pid the
       // liveness pass found, once per pid, in one call: a platform's probe may start a process per call.
-      const live = yield* judgeProcesses(entries, pending, liveness, owners)
+      const live = yield* judgeProcesses(entries, pending, liveness, owners, startTimeMatched)
       withAddresses(live.map((l) => l.session), scope).forEach((session, i) => {
         const index = live[i]!.index
         entries[index] = { ...entries[index]!, verdict: { _tag: "live", session } }

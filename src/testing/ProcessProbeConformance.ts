@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { layer as layerProcessProbe, makeMemoryProcesses, type MemoryProcessesOptions } from "../layers/ProcessProbeMemory.js"
-import { ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
+import { notAskedFor, ProcessProbe, type ProcessState } from "../services/ProcessProbe.js"
 
 /** The shipped memory probe over a fresh process table, and its controller. */
 export const layerMemory = (options: MemoryProcessesOptions = {}): Layer.Layer<ProcessProbe | ProcessController> =>
@@ -184,6 +184,20 @@ export const processProbeConformance = <E>(name: string, layer: Layer.Layer<Proc
         expect(yield* check([pid])).toEqual(new Map([[pid, dead]]))
         const liveness = yield* Effect.flatMap(ProcessProbe, (probe) => probe.checkLiveness([pid]))
         expect(yield* liveness.states([pid], new Set([pid]))).toEqual(new Map([[pid, dead]]))
+      }))
+
+    test("evidence in parts: each part asked for as the whole evidence shows it, the rest not asked for", (controller) =>
+      Effect.gen(function*() {
+        const probe = yield* ProcessProbe
+        const pid = controller.self.pid
+        const all = yield* probe.evidence(pid)
+        const parts = ["environment", "workingDirectory"] as const
+        const some = yield* probe.evidence(pid, parts)
+        expect(some.environment).toEqual(all.environment)
+        expect(some.workingDirectory).toEqual(all.workingDirectory)
+        expect(some.arguments).toEqual(notAskedFor)
+        // A platform without mount namespaces shows none, asked or not.
+        expect(some.mountNamespace).toEqual(all.mountNamespace === undefined ? undefined : notAskedFor)
       }))
 
     test("self is the process the probe runs as, alive, with its start time", (controller) =>
