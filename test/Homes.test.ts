@@ -97,47 +97,84 @@ describe("several Claude homes (memory world)", () => {
     )
   })
 
-  /** `list --all-homes` with every home found before any is read (`ClaudeHomes.homes`, no steps). */
-  const listAllAtOnce = (world: MemoryWorld) =>
+  /** `--all-homes` with every home found before any is read (`ClaudeHomes.homes`, no steps): its registry. */
+  const allAtOnce = <A>(world: MemoryWorld, named: ReadonlyArray<string>, answer: (registry: Registry) => Effect.Effect<A, unknown>) =>
     Effect.runPromise(
       Effect.gen(function*() {
-        const homes = yield* ClaudeHomes.make({ roots: [world.home.root], all: true }, {
+        const homes = yield* ClaudeHomes.make({ roots: [world.home.root, ...named], all: true }, {
           managedSettingsDirectory: world.home.managedSettingsDirectory,
           standard: [world.home.root]
         })
         const registry = yield* Effect.provideService(makeHomes, ClaudeHomes.ClaudeHomes, { ...homes, stepwise: undefined })
-        return yield* registry.list
+        return yield* answer(registry)
       }).pipe(Effect.provide(Layer.merge(FilesMemory.layer(world.tree), ProcessProbeMemory.layer(world.processes))))
     )
 
-  it("property: --all-homes finds by steps the sessions it finds with every home first, whatever stale records say", async () => {
+  it("property: --all-homes by steps lists each live session once in its home, whatever stale records say", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.nat({ max: 3 }), { minLength: 2, maxLength: 4 }),
-        fc.array(fc.record({ from: fc.nat(), into: fc.nat(), kind: fc.constantFrom("no start time", "other start time", "dead") }), { maxLength: 4 }),
+        fc.array(
+          fc.record({
+            from: fc.nat(),
+            into: fc.nat(),
+            kind: fc.constantFrom("no start time", "other start time", "dead", "no record", "home through a link")
+          }),
+          { maxLength: 5 }
+        ),
         fc.boolean(),
-        async (counts, stale, interleaved) => {
+        fc.boolean(),
+        async (counts, stale, interleaved, nameTheLink) => {
           const world = makeMemoryWorld()
-          const homes = counts.map((_, i) => `/homes/h${i}`)
+          // The default home, where `all` starts, and homes only processes name.
+          const homes = [world.home.root, ...counts.slice(1).map((_, i) => `/homes/h${i + 1}`)]
+          world.tree.makeDirectory(homes[1]!)
+          world.tree.symlink(homes[1]!, "/links/h1")
+          const expected = new Set<string>()
+          // The homes `all` reads: the default one, the one named, and every live Claude Code process's.
+          const read = new Set([homes[0]!, ...(nameTheLink ? [homes[1]!] : [])])
+          const inOtherHomes: Array<[pid: number, home: string]> = []
           const order = interleaved
             ? Array.from({ length: Math.max(...counts) }, (_, n) => homes.flatMap((home, i) => (n < counts[i]! ? [home] : []))).flat()
             : homes.flatMap((home, i) => Array.from({ length: counts[i]! }, () => home))
-          for (const home of order) startSession(world, home)
-          for (const { from, into, kind } of stale) {
-            // A record in one home for a pid that another home's Claude Code process has now (or no process).
-            const { pid, startTime } = world.processes.spawn({ arguments: ["claude"], environment: { CLAUDE_CONFIG_DIR: homes[into % homes.length]! } })
-            const procStart = kind === "no start time" ? {} : { procStart: kind === "dead" ? startTime : `${startTime}9` }
-            world.tree.writeFile(path.join(homes[from % homes.length]!, "sessions", `${pid}.json`), recordText(pid, procStart))
-            // Its own record, in its own home; a dead one has none.
-            if (kind === "dead") world.processes.kill(pid)
-            else world.tree.writeFile(path.join(homes[into % homes.length]!, "sessions", `${pid}.json`), recordText(pid, { procStart: startTime }))
+          for (const home of order) {
+            expected.add(`${startSession(world, home)} ${home}`)
+            read.add(home)
           }
-          const stepwise = await run(world, { allHomes: true }, Effect.flatMap(Registry, (r) => r.list))
-          const atOnce = await listAllAtOnce(world)
-          expect(stepwise.map((s) => [s.pid, s.home])).toEqual(atOnce.map((s) => [s.pid, s.home]))
+          for (const { from, into, kind } of stale) {
+            const own = homes[into % homes.length]!
+            const other = homes[from % homes.length]!
+            const spelled = kind === "home through a link" ? "/links/h1" : own
+            const { pid, startTime } = world.processes.spawn({ arguments: ["claude"], environment: { CLAUDE_CONFIG_DIR: spelled } })
+            if (kind !== "dead") read.add(kind === "home through a link" ? homes[1]! : own)
+            if (kind === "no record") continue
+            if (kind === "home through a link") {
+              world.tree.writeFile(path.join(homes[1]!, "sessions", `${pid}.json`), recordText(pid, { procStart: startTime }))
+              expected.add(`${pid} ${homes[1]}`)
+              continue
+            }
+            // A record in another home for this process's pid (or for no process), then its own.
+            const procStart = kind === "no start time" ? {} : { procStart: kind === "dead" ? startTime : `${startTime}9` }
+            world.tree.writeFile(path.join(other, "sessions", `${pid}.json`), recordText(pid, procStart))
+            if (kind === "dead") {
+              world.processes.kill(pid)
+              continue
+            }
+            world.tree.writeFile(path.join(own, "sessions", `${pid}.json`), recordText(pid, { procStart: startTime }))
+            expected.add(`${pid} ${own}`)
+            // Without a start time, the pid's live process is all the record can be checked against.
+            if (kind === "no start time" && other !== own) inOtherHomes.push([pid, other])
+          }
+          for (const [pid, home] of inOtherHomes) if (read.has(home)) expected.add(`${pid} ${home}`)
+          const named = nameTheLink ? ["/links/h1"] : []
+          const options = { allHomes: true, claudeHomes: named }
+          const listed = await run(world, options, Effect.flatMap(Registry, (r) => r.list))
+          expect(listed.map((s) => `${s.pid} ${s.home}`).sort()).toEqual([...expected].sort())
+          const entries = (r: Registry) => Effect.map(r.inspect, (all) => all.map((e) => `${e.file} ${e.home} ${e.verdict._tag}`))
+          expect(await run(world, options, Effect.flatMap(Registry, entries))).toEqual(await allAtOnce(world, named, entries))
         }
       ),
-      { numRuns: 60 }
+      { numRuns: 80 }
     )
   })
 

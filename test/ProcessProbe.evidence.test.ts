@@ -12,7 +12,7 @@ import * as path from "node:path"
 import { read } from "../src/domain/Observed.js"
 import { layer as layerMemory, makeMemoryProcesses } from "../src/layers/ProcessProbeMemory.js"
 import { makeNode, psArguments, splitNul } from "../src/layers/ProcessProbeNode.js"
-import { type ProcessEvidence, ProcessProbe } from "../src/services/ProcessProbe.js"
+import { notAskedFor, type ProcessEvidence, ProcessProbe } from "../src/services/ProcessProbe.js"
 import { killAndReap } from "./support/worlds.js"
 
 interface Launched {
@@ -46,6 +46,18 @@ const suite = (name: string, make: () => Controller) =>
       expect(environment.get("EMPTY")).toBe("")
       expect(environment.get("WITH_EQUALS")).toBe("a=b")
       expect(evidence.workingDirectory).toEqual(read(controller.folder))
+      await controller.kill(launched.pid)
+    })
+
+    it("asked for parts, only those are read; the others are not asked for", async () => {
+      const launched = await controller.launch([], { CLAUDE_CONFIG_DIR: "/profiles/work" }, controller.folder)
+      const evidence = await Effect.runPromise(
+        Effect.provide(Effect.flatMap(ProcessProbe, (probe) => probe.evidence(launched.pid, ["environment"])), controller.layer)
+      )
+      expect(evidence.environment._tag === "Read" ? evidence.environment.value.get("CLAUDE_CONFIG_DIR") : undefined).toBe("/profiles/work")
+      expect(evidence.arguments).toEqual(notAskedFor)
+      expect(evidence.workingDirectory).toEqual(notAskedFor)
+      expect([undefined, notAskedFor]).toContainEqual(evidence.mountNamespace)
       await controller.kill(launched.pid)
     })
 

@@ -37,9 +37,13 @@ export interface ClaudeHomes {
    * reads it: `first` is the homes named and the standard ones; each `next(accounted)` is the home of
    * the next Claude Code process whose pid is not in `accounted` and that is not a home answered
    * already, or none when no process is left. `accounted` is the pids of the live sessions read so
-   * far: a live session's process runs under the home whose registry holds its record, so its
-   * environment need not be read. One environment is read per home, rather than one per process;
-   * the homes are those of `homes`. Absent without `all` (and from a `ClaudeHomes` made elsewhere).
+   * far whose start time matched their record's: such a process wrote that record, and is taken to
+   * run under the home that holds it, so its environment is not read. One environment is read per
+   * home, rather than one per process, and the homes are those of `homes`, unless a home's records
+   * are another's (a copy of a home made while its sessions run, a `sessions` linked to another
+   * home's): then its processes are labelled with the home read first, and the other home is found
+   * only through a process it does not account for. Absent without `all` (and from a `ClaudeHomes`
+   * made elsewhere).
    */
   readonly stepwise?: Effect.Effect<HomeSteps> | undefined
 }
@@ -114,14 +118,16 @@ const claudeProcesses: Effect.Effect<ReadonlyArray<number>, never, ProcessProbe>
 )
 
 /**
- * The home of the process at `pid`, from its environment (and its working directory when the rule
- * needs it). The pid may be another process's by now: a home found from that one is one more
- * registry to read, whose records are checked as any other's, so the process is not read again.
+ * The home of the Claude Code process at `pid`, from its environment (and its working directory
+ * when the rule needs it). The pid may be another process's since it was listed (a registry scan
+ * may have run meanwhile): its arguments are read again with the environment, and a process that
+ * is no longer Claude Code names no home.
  */
 const homeOfPid = (pid: number): Effect.Effect<string | undefined, never, ProcessProbe> =>
   Effect.gen(function*() {
     const probe = yield* ProcessProbe
-    const evidence = yield* probe.evidence(pid, ["environment"])
+    const evidence = yield* probe.evidence(pid, ["arguments", "environment"])
+    if (evidence.arguments._tag !== "Read" || !isClaudeCode(evidence.arguments.value)) return undefined
     if (evidence.environment._tag !== "Read") return undefined
     return homeOfProcess(evidence) ?? homeOfProcess(yield* probe.evidence(pid, ["environment", "workingDirectory"]))
   })
@@ -203,7 +209,7 @@ export const make = (selection: HomesSelection, options: HomesOptions): Effect.E
             return Option.some(ClaudeHome.make(real!, options))
           }
           return Option.none()
-        }).pipe(Effect.provide(context))
+        }).pipe(Effect.provide(context), Effect.withSpan("ClaudeHomes.next"))
       return { first: first.map((root) => ClaudeHome.make(root, options)), next }
     }).pipe(Effect.provide(context), Effect.withSpan("ClaudeHomes.stepwise"))
     return ClaudeHomes.of({

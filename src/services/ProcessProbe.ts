@@ -154,8 +154,9 @@ export interface ProcessProbe {
   /**
    * The process's arguments, environment, working directory and mount namespace, each read or
    * unreadable with a reason; never a failure. With `parts`, only those are read and the rest are
-   * `notAskedFor`: a home is found from the environment alone, one file of `/proc` rather than four.
-   * A layer may read more than it is asked; it answers the rest as `onlyParts` does.
+   * `notAskedFor`: a home is found from the arguments and the environment, two files of `/proc`
+   * rather than four. A layer may read and answer more than it is asked (one that ignores `parts`
+   * answers everything); a caller relies only on the parts it asked for.
    */
   readonly evidence: (pid: number, parts?: ReadonlyArray<EvidencePart>) => Effect.Effect<ProcessEvidence>
   /**
