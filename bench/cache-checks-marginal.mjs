@@ -27,6 +27,16 @@ for (const name of ["NODE_EXTRA_CA_CERTS", "NODE_OPTIONS", "CLAUDE_PEERS_CACHE_D
   delete env[name]
 }
 
+/** `items` in a random order, each order as likely as any other (Fisher–Yates). */
+const shuffled = (items) => {
+  const copy = [...items]
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1))
+    ;[copy[i], copy[j]] = [copy[j], copy[i]]
+  }
+  return copy
+}
+
 /** The loader's text with `from` replaced by `to`, each exactly once. */
 const without = (text, replacements) =>
   replacements.reduce((current, [from, to]) => {
@@ -36,10 +46,13 @@ const without = (text, replacements) =>
   }, text)
 
 const temporary = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-cache-checks-"))
-// As deep as a per-user global install (`~/.nvm/versions/node/v20/lib/node_modules/claude-peers`):
-// the loader checks every directory above the one it keeps caches in.
-const install = path.join(temporary, ...Array.from({ length: Math.max(0, Number(process.env.CHECK_DEPTH ?? 9) - 3) }, (_, i) => `d${i}`))
-const depth = install.split(path.sep).length
+// About as deep as a per-user global install (`~/.nvm/versions/node/v20/lib/node_modules/claude-peers`,
+// whose `dist` is 10 below `/`): the loader checks every directory above the one it keeps caches in.
+const below = (directory) => directory.split(path.sep).filter((name) => name !== "").length
+const levels = Math.max(0, Number(process.env.CHECK_DEPTH ?? 9) - 1 - below(temporary))
+const install = path.join(temporary, ...Array.from({ length: levels }, (_, i) => `d${i}`))
+/** How many directories below `/` the install's `dist` is. */
+const depth = below(install) + 1
 const also = process.env.CHECK_ALSO
 try {
   fs.mkdirSync(install, { recursive: true })
@@ -113,7 +126,7 @@ try {
   }
   for (let i = 0; i < rounds; i++) {
     const round = {}
-    for (const name of [...names].sort(() => Math.random() - 0.5)) round[name] = run(loaders[name])
+    for (const name of shuffled(names)) round[name] = run(loaders[name])
     const start = process.hrtime.bigint()
     spawnSync(process.execPath, ["-e", "0"], { env })
     times.node.push(Number(process.hrtime.bigint() - start) / 1e6)
@@ -127,7 +140,9 @@ try {
   const q = (values, at) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) * at)]
   const cached = fs.readdirSync(path.join(install, "dist")).filter((name) => name.endsWith(".v8-cache"))
   console.log(
-    `list --json on an empty registry, ${rounds} rounds, install ${depth} directories below /, load ${os.loadavg()[0].toFixed(1)}, caches: ${cached.join(", ")}`
+    `list --json on an empty registry, ${rounds} rounds, its dist ${depth} directories below /, load ${os.loadavg()[0].toFixed(1)}, caches: ${
+      cached.join(", ")
+    }`
   )
   for (const [label, values] of Object.entries(times)) {
     console.log(`  ${label.padEnd(34)} ${q(values, 0.5).toFixed(2)} ms median  (${q(values, 0.25).toFixed(2)}–${q(values, 0.75).toFixed(2)})`)
