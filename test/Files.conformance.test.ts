@@ -14,6 +14,7 @@ import * as Path from "node:path"
 import * as FilesMemory from "../src/layers/FilesMemory.js"
 import * as FilesNode from "../src/layers/FilesNode.js"
 import { makeMemoryTree } from "../src/layers/MemoryTree.js"
+import { make as makeFiles } from "../src/services/Files.js"
 import { filesConformance, layerFixtureNode, layerMemory } from "../src/testing/FilesConformance.js"
 import { stagedForOtherUsers } from "./support/staged.js"
 
@@ -26,6 +27,23 @@ const reasonOf = (error: PlatformError) => (error._tag === "SystemError" ? error
 filesConformance("Files (memory)", layerMemory({ uid: 1000, gid: 1000 }))
 filesConformance("Files (memory, as root)", layerMemory({ uid: 0, gid: 0 }))
 filesConformance(`Files (node, as ${process.getuid!() === 0 ? "root" : "a user"})`, Layer.merge(FilesNode.layer, layerFixtureNode))
+
+describe("Files.make for a layer without statIfExists or lstatIfExists", () => {
+  it.effect("derives them from stat and lstat: a NotFound answers none, any other failure fails", () =>
+    Effect.gen(function*() {
+      const tree = makeMemoryTree()
+      tree.makeDirectory("/w")
+      tree.writeFile("/w/file", "{}")
+      tree.symlink("/w/gone", "/w/dangling")
+      const { lstatIfExists: _lstatIfExists, replaceIfUnchanged: _replaceIfUnchanged, statIfExists: _statIfExists, ...rest } = FilesMemory.make(tree)
+      const files = makeFiles({ ...rest, renameIfCurrent: () => Effect.die("not used here") })
+      expect(yield* files.statIfExists("/w/missing")).toEqual(Option.none())
+      expect(yield* files.statIfExists("/w/dangling")).toEqual(Option.none())
+      expect(Option.map(yield* files.lstatIfExists("/w/dangling"), (info) => info.type)).toEqual(Option.some("SymbolicLink"))
+      expect(yield* files.statIfExists("/w/file")).toEqual(Option.some(yield* rest.stat("/w/file")))
+      expect(reasonOf(yield* Effect.flip(files.statIfExists("/w/file/x")))).toBe(reasonOf(yield* Effect.flip(rest.stat("/w/file/x"))))
+    }))
+})
 
 describe("Files (memory) fault injection and permissions", () => {
   const setup = () => {

@@ -24,6 +24,7 @@ import * as fs from "node:fs"
 import { parseEnviron } from "../domain/ClaudeEnvironment.js"
 import { type Observed, read, unreadable } from "../domain/Observed.js"
 import {
+  asks,
   type EvidencePart,
   type ListedProcess,
   make as makeProcessProbe,
@@ -417,7 +418,7 @@ const linuxEvidence = (pid: number, parts: ReadonlyArray<EvidencePart> | undefin
 
 /** A part of the evidence, read only when asked for (everything when no part is named). */
 const asked = <A>(parts: ReadonlyArray<EvidencePart> | undefined, part: EvidencePart, read: () => Observed<A>): Observed<A> =>
-  parts === undefined || parts.includes(part) ? read() : notAskedFor
+  asks(parts, part) ? read() : notAskedFor
 
 /** Ours does not change while we run. */
 let ownMount: string | undefined
@@ -456,7 +457,7 @@ const runPsCommand = (pid: number): Effect.Effect<string> =>
 
 /** macOS: the arguments from `ps`; the environment and the working directory are not read there. */
 const psEvidence = (pid: number, parts: ReadonlyArray<EvidencePart> | undefined): Effect.Effect<ProcessEvidence> =>
-  Effect.map(parts === undefined || parts.includes("arguments") ? runPsCommand(pid) : Effect.succeed(undefined), (text) => ({
+  Effect.map(asks(parts, "arguments") ? runPsCommand(pid) : Effect.succeed(undefined), (text) => ({
     arguments: text === undefined ? notAskedFor : psArguments(text),
     environment: unreadable("macOS does not show another process's environment apart from its arguments"),
     workingDirectory: unreadable("the working directory of another process is not read on macOS")

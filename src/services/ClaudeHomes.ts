@@ -129,7 +129,10 @@ const homeOfPid = (pid: number): Effect.Effect<string | undefined, never, Proces
     const evidence = yield* probe.evidence(pid, ["arguments", "environment"])
     if (evidence.arguments._tag !== "Read" || !isClaudeCode(evidence.arguments.value)) return undefined
     if (evidence.environment._tag !== "Read") return undefined
-    return homeOfProcess(evidence) ?? homeOfProcess(yield* probe.evidence(pid, ["environment", "workingDirectory"]))
+    const home = homeOfProcess(evidence)
+    if (home !== undefined) return home
+    const { workingDirectory } = yield* probe.evidence(pid, ["workingDirectory"])
+    return homeOfProcess({ ...evidence, workingDirectory })
   })
 
 /** The homes of the live Claude Code processes this user may read, in pid order, repeats included. */
@@ -148,8 +151,7 @@ export const distinct = (roots: ReadonlyArray<string>): Effect.Effect<ReadonlyAr
       const resolved = path.resolve(root)
       // A home nobody has used (the default one of a user whose homes are all CLAUDE_CONFIG_DIRs)
       // is an answer, not a failure to make and throw away.
-      const absent = files.statIfExists !== undefined &&
-        Option.exists(yield* Effect.option(files.statIfExists(resolved)), Option.isNone)
+      const absent = Option.exists(yield* Effect.option(files.statIfExists(resolved)), Option.isNone)
       const real = absent ? resolved : yield* Effect.orElseSucceed(files.realPath(resolved), () => resolved)
       if (seen.has(real)) continue
       seen.add(real)

@@ -16,7 +16,7 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import type { Stream } from "effect/Stream"
 
 /** An entry's type, in `@effect/platform`'s words. */
@@ -94,10 +94,10 @@ export interface Files {
   readonly stat: (path: string) => Effect.Effect<FileInfo, PlatformError>
   /**
    * `stat` for a file whose absence is an answer (a settings file nobody wrote): none when nothing
-   * is at `path` or on the way to it, without a failure made for it. A layer without it is asked
-   * with `stat`.
+   * is at `path` or on the way to it, without a failure made for it (`make` derives it from `stat`
+   * for a layer that has none).
    */
-  readonly statIfExists?: (path: string) => Effect.Effect<Option.Option<FileInfo>, PlatformError>
+  readonly statIfExists: (path: string) => Effect.Effect<Option.Option<FileInfo>, PlatformError>
   /** Does not follow a final link. */
   readonly lstat: (path: string) => Effect.Effect<FileInfo, PlatformError>
   /** The text of a symbolic link, as it is (a relative one is relative to the link's directory). Fails `BadResource` (EINVAL) for what is not a link. */
@@ -110,7 +110,7 @@ export interface Files {
    */
   readonly realPath: (path: string) => Effect.Effect<string, PlatformError>
   /** `lstat` whose absence is an answer, as `statIfExists`. */
-  readonly lstatIfExists?: (path: string) => Effect.Effect<Option.Option<FileInfo>, PlatformError>
+  readonly lstatIfExists: (path: string) => Effect.Effect<Option.Option<FileInfo>, PlatformError>
   /**
    * Reads a regular file of at most `maxBytes`. Opens without blocking (so a FIFO swapped in after
    * a stat still cannot hang the read) and checks the opened descriptor: a non-regular file is
@@ -195,7 +195,11 @@ export interface CurrentTarget {
 }
 
 /** What a layer implements; `make` derives the rest of the port from it. */
-export interface FilesPrimitives extends Omit<Files, "replaceIfUnchanged"> {
+export interface FilesPrimitives extends Omit<Files, "replaceIfUnchanged" | "statIfExists" | "lstatIfExists"> {
+  /** As `Files.statIfExists`; without it, `stat` is asked and a `NotFound` answers none. */
+  readonly statIfExists?: Files["statIfExists"] | undefined
+  /** As `Files.lstatIfExists`, derived from `lstat` alike. */
+  readonly lstatIfExists?: Files["lstatIfExists"] | undefined
   /**
    * Finds `target` as it is now and, only when `rename` says so of it, renames `source` over it,
    * with no other I/O and no yielding between the two (so no fiber of this process can run in the
@@ -209,6 +213,13 @@ export interface FilesPrimitives extends Omit<Files, "replaceIfUnchanged"> {
   ) => Effect.Effect<{ readonly current: CurrentTarget; readonly renamed: boolean }, PlatformError>
 }
 
+/** `effect`'s answer, or none where it fails `NotFound`: an absence that is an answer. */
+export const absentIfNotFound = <A>(effect: Effect.Effect<A, PlatformError>): Effect.Effect<Option.Option<A>, PlatformError> =>
+  effect.pipe(
+    Effect.map(Option.some),
+    Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "NotFound", () => Effect.succeedNone)
+  )
+
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
@@ -219,8 +230,10 @@ const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
  * The port from a layer's primitives. The compare-and-rename's decision is made here, once for every
  * layer: expected bytes must be found exactly, and an expected absence (null) must find nothing at all.
  */
-export const make = ({ renameIfCurrent, ...primitives }: FilesPrimitives): Files => ({
+export const make = ({ lstatIfExists, renameIfCurrent, statIfExists, ...primitives }: FilesPrimitives): Files => ({
   ...primitives,
+  statIfExists: statIfExists ?? ((path) => absentIfNotFound(primitives.stat(path))),
+  lstatIfExists: lstatIfExists ?? ((path) => absentIfNotFound(primitives.lstat(path))),
   replaceIfUnchanged: (source, target, expected, maxBytes) =>
     Effect.map(
       renameIfCurrent(

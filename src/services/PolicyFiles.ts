@@ -74,7 +74,7 @@ export const makeFileReader = (files: Files): FileReader => {
     })
   // A missing file is the common answer (most sessions have no local or managed files): asked
   // so that its absence is a value, not a failure built and caught.
-  const statIfExists = files.statIfExists ?? ((file: string) => Effect.map(files.stat(file), Option.some))
+  const { statIfExists } = files
   const readUncached = (file: string, maxBytes: number): Effect.Effect<FileRead> =>
     Effect.matchEffect(statIfExists(file), {
       onFailure: readFailed,
@@ -146,7 +146,7 @@ const gitEntryAt = (reader: FileReader, folder: string): Effect.Effect<GitEntry>
   const file = path.join(folder, ".git")
   const files = reader.files
   // Most folders on the way up have no `.git`: its absence is asked as a value.
-  const lstatIfExists = files.lstatIfExists ?? ((file: string) => Effect.map(files.lstat(file), Option.some))
+  const { lstatIfExists } = files
   // Sessions in sibling folders walk up through the same parents: each is looked at once per pass.
   return reader.once(
     `git:${file}`,
@@ -200,8 +200,8 @@ const filesUnder = (files: Files, root: string): Files => ({
   readDirectory: (file) => files.readDirectory(root + file),
   readDirectoryIfExists: (file) => files.readDirectoryIfExists(root + file),
   stat: (file) => files.stat(root + file),
-  ...(files.statIfExists === undefined ? {} : { statIfExists: (file: string) => files.statIfExists!(root + file) }),
-  ...(files.lstatIfExists === undefined ? {} : { lstatIfExists: (file: string) => files.lstatIfExists!(root + file) }),
+  statIfExists: (file) => files.statIfExists(root + file),
+  lstatIfExists: (file) => files.lstatIfExists(root + file),
   lstat: (file) => files.lstat(root + file),
   readBounded: (file, options) => files.readBounded(root + file, options)
 })

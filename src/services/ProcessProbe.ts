@@ -101,6 +101,9 @@ export interface MountNamespace {
 /** The parts of `ProcessEvidence` a caller may ask for alone. */
 export type EvidencePart = "arguments" | "environment" | "workingDirectory" | "mountNamespace"
 
+/** Whether `parts` asks for `part` (no parts named: all of them). */
+export const asks = (parts: ReadonlyArray<EvidencePart> | undefined, part: EvidencePart): boolean => parts === undefined || parts.includes(part)
+
 /** What a part not asked for reads as. */
 export const notAskedFor: Observed<never> = unreadable("not asked for")
 
@@ -108,13 +111,12 @@ export const notAskedFor: Observed<never> = unreadable("not asked for")
  * `evidence` with only `parts` read, the rest not asked for; all of it without `parts`. A platform
  * without mount namespaces still shows none.
  */
-export const onlyParts = (evidence: ProcessEvidence, parts: ReadonlyArray<EvidencePart> | undefined): ProcessEvidence =>
-  parts === undefined ? evidence : {
-    arguments: parts.includes("arguments") ? evidence.arguments : notAskedFor,
-    environment: parts.includes("environment") ? evidence.environment : notAskedFor,
-    workingDirectory: parts.includes("workingDirectory") ? evidence.workingDirectory : notAskedFor,
-    mountNamespace: evidence.mountNamespace === undefined || parts.includes("mountNamespace") ? evidence.mountNamespace : notAskedFor
-  }
+export const onlyParts = (evidence: ProcessEvidence, parts: ReadonlyArray<EvidencePart> | undefined): ProcessEvidence => ({
+  arguments: asks(parts, "arguments") ? evidence.arguments : notAskedFor,
+  environment: asks(parts, "environment") ? evidence.environment : notAskedFor,
+  workingDirectory: asks(parts, "workingDirectory") ? evidence.workingDirectory : notAskedFor,
+  mountNamespace: evidence.mountNamespace === undefined || asks(parts, "mountNamespace") ? evidence.mountNamespace : notAskedFor
+})
 
 /** A process as `ProcessProbe.processes` lists it. */
 export interface ListedProcess {

@@ -34,7 +34,7 @@ import {
 } from "../domain/Settings.js"
 import { entryTypeWords } from "../domain/VerdictWords.js"
 import { ClaudeHome } from "./ClaudeHome.js"
-import { type EntryType, type ExtendedAttributes, type FileInfo, Files, noExtendedAttributes, type Owner } from "./Files.js"
+import { absentIfNotFound, type EntryType, type ExtendedAttributes, type FileInfo, Files, noExtendedAttributes, type Owner } from "./Files.js"
 import { ProcessProbe } from "./ProcessProbe.js"
 import { makeLock, makeNonces, tempFileOf, tempFilePattern } from "./SettingsLock.js"
 import { Timing } from "./Timing.js"
@@ -82,10 +82,6 @@ const newDirectoryMode = 0o700
 /** A `SystemError` of the file port with this reason (no other failure here carries that tag). */
 const hasReason = (reason: string) => (error: unknown): boolean => Predicate.isTagged(error, "SystemError") && (error as SystemError).reason === reason
 
-/** A missing file is absent, not a failure. */
-const orAbsent = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(Effect.map(Option.some), Effect.catchIf(hasReason("NotFound"), () => Effect.succeedNone))
-
 /** The file's bytes as they were read, or null when it is absent; `mode` is its permission bits, `owner` its owner. */
 interface OnDisk {
   readonly bytes: Uint8Array | null
@@ -116,10 +112,8 @@ export const make = Effect.gen(function*() {
   const probe = yield* ProcessProbe
   const home = yield* ClaudeHome
   const timings = yield* Timing
-  // A settings file nobody wrote is an answer: the port's own absent-aware stat when it has one, so
-  // that no failure is built for it.
-  const statIfExists = (at: string) => files.statIfExists?.(at) ?? orAbsent(files.stat(at))
-  const lstatIfExists = (at: string) => files.lstatIfExists?.(at) ?? orAbsent(files.lstat(at))
+  // A settings file nobody wrote is an answer (`statIfExists`), so that no failure is built for it.
+  const { lstatIfExists, statIfExists } = files
   const nonce = makeNonces()
   const writers = new Map<string, ReturnType<typeof writerOf>>()
   const writerAt = (file: string) => {
@@ -172,7 +166,7 @@ export const make = Effect.gen(function*() {
       if (Option.isNone(info)) return null
       if (info.value.type !== "File") return yield* notRegular(info.value.type, "read")
       if (info.value.size > maxSettingsBytes) return yield* tooLarge(info.value.size, "read")
-      const outcome = yield* orAbsent(files.readBounded(file, { maxBytes: maxSettingsBytes, followLinks: true }))
+      const outcome = yield* absentIfNotFound(files.readBounded(file, { maxBytes: maxSettingsBytes, followLinks: true }))
       if (Option.isNone(outcome)) return null
       const result = outcome.value
       if (result._tag === "NotRegular") return yield* notRegular(result.type, "read")
@@ -203,7 +197,7 @@ export const make = Effect.gen(function*() {
       if (Option.isNone(info)) return absent
       if (info.value.type !== "File") return yield* notRegular(info.value.type, "update")
       if (info.value.size > maxSettingsBytes) return yield* tooLarge(info.value.size, "update")
-      const outcome = yield* orAbsent(files.readBounded(file, { maxBytes: maxSettingsBytes, followLinks: false })).pipe(
+      const outcome = yield* absentIfNotFound(files.readBounded(file, { maxBytes: maxSettingsBytes, followLinks: false })).pipe(
         Effect.catchIf(hasReason("BadResource"), (error) => linkSwappedIn(error))
       )
       if (Option.isNone(outcome)) return absent

@@ -186,6 +186,25 @@ export const filesConformance = <E>(name: string, layer: Layer.Layer<Files | Fil
         })
       ))
 
+    it.effect("statIfExists and lstatIfExists: none where nothing is, what stat and lstat answer elsewhere", () =>
+      run((files, fx) =>
+        Effect.gen(function*() {
+          const file = Path.join(fx.root, "settings.json")
+          fx.symlink(Path.join(fx.root, "gone"), Path.join(fx.root, "dangling"))
+          for (const missing of [file, Path.join(fx.root, "home", "settings.json")]) {
+            expect(yield* files.statIfExists(missing), missing).toEqual(Option.none())
+            expect(yield* files.lstatIfExists(missing), missing).toEqual(Option.none())
+          }
+          expect(yield* files.statIfExists(Path.join(fx.root, "dangling"))).toEqual(Option.none())
+          expect(Option.map(yield* files.lstatIfExists(Path.join(fx.root, "dangling")), (info) => info.type)).toEqual(Option.some("SymbolicLink"))
+          fx.writeFile(file, "{}\n", 0o640)
+          expect(yield* files.statIfExists(file)).toEqual(Option.some(yield* files.stat(file)))
+          expect(yield* files.lstatIfExists(file)).toEqual(Option.some(yield* files.lstat(file)))
+          // Something else than a directory in the way is a failure, as it is for stat.
+          expect(reasonOf(yield* Effect.flip(files.statIfExists(Path.join(file, "x"))))).toBe(reasonOf(yield* Effect.flip(files.stat(Path.join(file, "x")))))
+        })
+      ))
+
     it.effect("stat follows a link, lstat does not, and both report permission bits only", () =>
       run((files, fx) =>
         Effect.gen(function*() {

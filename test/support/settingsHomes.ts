@@ -43,8 +43,8 @@ export const makeObservedMemoryHome = (options: HomeOptions = {}): MemoryHome =>
     lstat: (path) => logged(`lstat ${path}`, port.lstat(path)),
     stat: (path) => logged(`stat ${path}`, port.stat(path)),
     // The same system call whichever way the service asks it, so the order below reads as syscalls.
-    ...(port.lstatIfExists === undefined ? {} : { lstatIfExists: (path: string) => logged(`lstat ${path}`, port.lstatIfExists!(path)) }),
-    ...(port.statIfExists === undefined ? {} : { statIfExists: (path: string) => logged(`stat ${path}`, port.statIfExists!(path)) }),
+    lstatIfExists: (path) => logged(`lstat ${path}`, port.lstatIfExists(path)),
+    statIfExists: (path) => logged(`stat ${path}`, port.statIfExists(path)),
     readBounded: (path, o) => logged(`readBounded ${path}`, port.readBounded(path, o)),
     writeNewFile: (path, bytes, mode, owner, attributes) => logged(`writeNewFile ${path}`, port.writeNewFile(path, bytes, mode, owner, attributes)),
     syncDirectory: (path) => logged(`syncDirectory ${path}`, port.syncDirectory(path)),
