@@ -16,6 +16,17 @@ const unsafeInJson = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\
  */
 export const jsonText = (value: unknown): string => JSON.stringify(value).replace(unsafeInJson, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
+/**
+ * An empty last cell leaves its row's padding at the end of the line: that is cut, spaces only.
+ * A loop, not `/ +$/`: the regular expression tries the rest of the line from every space of every
+ * run, quadratic in a run's length, and a record's 100,000-character name pads its column so.
+ */
+const withoutTrailingSpaces = (line: string): string => {
+  let end = line.length
+  while (end > 0 && line.charCodeAt(end - 1) === 32) end--
+  return end === line.length ? line : line.slice(0, end)
+}
+
 /** Lays out rows as columns separated by two spaces; every cell is made terminal-safe first. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const cells = [header, ...rows].map((row) => row.map(terminalSafe))
@@ -25,9 +36,8 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
       row
         .map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat(widths[i]! - [...cell].length)))
         .join("  ")
-        // An empty last cell leaves its row's padding at the end of the line.
-        .replace(/ +$/, "")
     )
+    .map(withoutTrailingSpaces)
     .join("\n")
 }
 
