@@ -195,7 +195,7 @@ describe("settings command (built, real OS)", () => {
   }, 30_000)
 
   it(
-    "20 and more concurrent `settings set` runs while a Claude-Code-like writer keeps writing: none of its keys is lost, every run writes its value or refuses with changed_during_write, nothing is left behind",
+    "20 and more concurrent `settings set` runs while a Claude-Code-like writer keeps writing: its keys survive (but for the rename window), every run writes its value or refuses with changed_during_write, nothing is left behind",
     async () => {
       const home = makeHome()
       fs.writeFileSync(settingsOf(home), "{\n  \"model\": \"opus\",\n  \"n\": 1.0\n}\n")
@@ -208,7 +208,7 @@ describe("settings command (built, real OS)", () => {
       // The writer says `wrote N` after each rename. A write counts as raced when some run is going
       // as it is reported: the runs go on until the writer has made `racedWrites` of them, however
       // fast or slow the machine is.
-      const racedWrites = 4
+      const racedWrites = 12
       let active = 0
       let raced = 0
       let reported = ""
@@ -257,7 +257,12 @@ describe("settings command (built, real OS)", () => {
       expect(refused.length).toBeLessThan(results.length)
       expect(written).toBeGreaterThanOrEqual(raced)
       expect(unparsable).toBe(0)
-      expect(lost).toEqual([])
+      // A write that lands between an update's last re-read and its rename is undone: the contract's
+      // residual window (README, "The inbound policy"), microseconds wide, so that only an update
+      // descheduled inside it loses one (about 1 in 1,000 such writes on a quiet machine, 4 in 1,000
+      // at load 11: two in one run are about one run in a thousand there). An update that renamed
+      // without comparing, on the bytes it read first, lost 3 to 5 of these 12 writes.
+      expect(lost.length, `lost ${lost.join(", ")} of ${raced} raced writes`).toBeLessThanOrEqual(1)
       expect(final).toMatchObject({ model: "opus", n: 1 })
       // The value of the last run that wrote is the file's.
       expect(values).toContain(final.crossSessionInbound)
