@@ -1,4 +1,5 @@
 import * as fs from "node:fs"
+import * as os from "node:os"
 import { defineConfig } from "vitest/config"
 
 // Node reads the certificates NODE_EXTRA_CA_CERTS names at every start: with a system bundle, as
@@ -12,21 +13,31 @@ if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
 }
 
 // The tests' temporary directories (Claude homes, registries of 20,000 records, the scratch project
-// that installs the packed package) go on a tmpfs where the machine has one and TMPDIR names
-// none: the same system calls on a real file system the kernel keeps in memory. On a virtual
-// disk each create, rename and unlink costs far more (Registry.eventLoop.test.ts: 12 s of system
-// time in /tmp on ext4, 1.3 s in /dev/shm), and nothing here asks for a disk's behaviour.
-// Set here, before vitest starts its workers, which inherit it.
+// that installs the packed package) go on /dev/shm where TMPDIR names none and /dev/shm can hold
+// them as /tmp would: the same system calls on a real file system the kernel keeps in memory. On a
+// virtual disk each create, rename and unlink costs far more (Registry.eventLoop.test.ts: 12 s of
+// system time in /tmp on ext4, 1.3 s in /dev/shm), and nothing here asks for a disk's behaviour.
+// It must be a tmpfs with room for the scratch project's install (a container's default /dev/shm is
+// 64 MB), not mounted noexec (that install runs esbuild's binary), and on Linux 6.6 or later, whose
+// tmpfs keeps `user.*` extended attributes (the ACL tests would otherwise skip). Set here, before
+// vitest starts its workers, which inherit it.
 const tmpfs = 0x01021994
-const onTmpfs = (directory: string) => {
+const shmFits = (directory: string) => {
   try {
     fs.accessSync(directory, fs.constants.W_OK)
-    return fs.statfsSync(directory).type === tmpfs
+    const info = fs.statfsSync(directory)
+    if (info.type !== tmpfs || info.bavail * info.bsize < 2 ** 30) return false
+    const [major = 0, minor = 0] = os.release().split(".").map(Number)
+    if (major < 6 || (major === 6 && minor < 6)) return false
+    // mountinfo: `id parent dev root mountpoint options …`; the last mount of a point is the one seen.
+    const mount = fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((line) => line.split(" "))
+      .filter((fields) => fields[4] === directory).at(-1)
+    return mount !== undefined && !mount[5]!.split(",").includes("noexec")
   } catch {
     return false
   }
 }
-if (process.env.TMPDIR === undefined && onTmpfs("/dev/shm")) process.env.TMPDIR = "/dev/shm"
+if (process.env.TMPDIR === undefined && process.platform === "linux" && shmFits("/dev/shm")) process.env.TMPDIR = "/dev/shm"
 
 export default defineConfig({
   test: {

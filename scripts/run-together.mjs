@@ -41,11 +41,18 @@ const runBeside = ([command, ...args]) =>
       process.stderr.write(`${command}: ${error.message}\n`)
       resolve(1)
     })
-    child.on("close", (code, signal) => resolve(exitCode(code, signal)))
+    child.on("close", (code, signal) => {
+      if (signal !== null) process.stderr.write(`${command}: ended by ${signal}\n`)
+      resolve(exitCode(code, signal))
+    })
   })
 
 const argv = process.argv.slice(2)
 const dashes = argv.indexOf("--")
+if (dashes !== -1 && dashes === argv.length - 1) {
+  process.stderr.write("run-together: no command after --\n")
+  process.exit(2)
+}
 const scripts = dashes === -1 ? argv : argv.slice(0, dashes)
 const runs = scripts.map(run)
 const beside = dashes === -1 ? 0 : await runBeside(argv.slice(dashes + 1))

@@ -262,7 +262,7 @@ describe("settings command (built, real OS)", () => {
       // descheduled inside it loses one (about 1 in 1,000 such writes on a quiet machine, 4 in 1,000
       // at load 11: two in one run are about one run in a thousand there). An update that renamed
       // without comparing, on the bytes it read first, lost 3 to 5 of these 12 writes.
-      expect(lost.length, `lost ${lost.join(", ")} of ${raced} raced writes`).toBeLessThanOrEqual(1)
+      expect(lost.length, `lost ${lost.join(", ")} of ${written} writes, ${raced} of them raced`).toBeLessThanOrEqual(1)
       expect(final).toMatchObject({ model: "opus", n: 1 })
       // The value of the last run that wrote is the file's.
       expect(values).toContain(final.crossSessionInbound)
