@@ -49,6 +49,18 @@ const decodeRead = (read: BoundedRead, file: string, filePid: number): FirstRead
   }
 }
 
+/**
+ * A record's entry: one object literal, its keys in one order, not a spread of the record's identity
+ * (a spread's object is several times larger, and a large registry holds one per file).
+ */
+const entryOf = (file: string, session: Session, verdict: Verdict): RegistryEntry => ({
+  file,
+  verdict,
+  pid: session.pid,
+  sessionId: session.sessionId,
+  name: session.name
+})
+
 interface Candidate {
   readonly file: string
   readonly type: EntryType
@@ -76,6 +88,19 @@ interface Pending {
   readonly session: Session
   readonly procStart: string | null
   readonly owner: number | null
+}
+
+/** What a verdict needs of this machine: its pid domain, and whose record files are the reader's (null: no uids here). */
+interface Context {
+  readonly here: Option.Option<string>
+  readonly owners: Owners | null
+}
+
+/** What a scan has asked of this machine so far; undefined where not yet asked. */
+interface Known {
+  here?: Option.Option<string>
+  reader?: Option.Option<number>
+  homeOwner?: number | null
 }
 
 /** The verdicts so far, and the records among them whose process is still to be asked. */
@@ -137,64 +162,52 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
   }
 
   /**
-   * Reads that did not parse are read once more, after one pause for all of them: a record rewritten
-   * in place is whole again within milliseconds, and n torn files must not cost n pauses. Only a
-   * file whose name's pid has a process is read again: nobody rewrites a dead pid's file, and a stale
-   * torn record must not make every scan wait.
+   * A read that did not parse, of a file whose name's pid has a process: maybe Claude Code's in-place
+   * rewrite caught half way, so the scan reads it once more. Nobody rewrites a dead pid's file: that
+   * one is malformed at once, and a stale torn record never makes a scan wait.
    */
-  const readAll = (candidates: ReadonlyArray<Candidate>, liveness: Liveness): Effect.Effect<Array<FileReading>> =>
-    Effect.gen(function*() {
-      const first = yield* eachInBatches(candidates, readEntry)
-      const torn = first.flatMap((reading, i) => reading._tag === "Unparsable" && liveness.isAlive(candidates[i]!.pid!) ? [i] : [])
-      if (torn.length > 0) {
-        yield* Timing.sleep(timings.tornReadRetry, `the second read of ${torn.length} registry record(s) caught mid-rewrite`)
-        const again = yield* eachInBatches(torn, (i) => readOnce(candidates[i]!.file, candidates[i]!.pid!))
-        torn.forEach((index, i) => (first[index] = again[i]!))
-      }
-      return first.map((reading) => reading._tag === "Unparsable" ? verdict({ _tag: "malformed", reason: reading.reason }) : reading)
-    })
+  const mayBeTorn = (reading: FirstReading, candidate: Candidate, liveness: Liveness): boolean =>
+    reading._tag === "Unparsable" && liveness.isAlive(candidate.pid!)
+
+  const settled = (reading: FirstReading): FileReading => reading._tag === "Unparsable" ? verdict({ _tag: "malformed", reason: reading.reason }) : reading
 
   /**
-   * Verdicts that need no process but the liveness pass's, and the records left to check: the ones
-   * whose every other check passed and whose pid the pass found, each judged `dead` until its
-   * process answers. Judges `candidates[start…]` into `entries` and `pending`, which hold the
-   * verdicts of those before.
+   * The verdict of one reading that needs no process but the liveness pass's, at `index`: a record
+   * whose every other check passed and whose pid the pass found is `dead` until its process answers,
+   * and joins `pending`.
    */
-  const judgeReadings = (
+  const judgeReading = (
     judged: Judged,
-    candidates: ReadonlyArray<Candidate>,
-    start: number,
-    readings: ReadonlyArray<FileReading>,
+    index: number,
+    { file, pid }: Candidate,
+    reading: FileReading,
     liveness: Liveness,
-    here: Option.Option<string>,
-    owners: Owners | null
+    context: Context
   ): void => {
     const { entries, pending } = judged
-    candidates.forEach(({ file, pid }, i) => {
-      const reading = readings[start + i]!
-      if (reading._tag === "Verdict") return void entries.push({ file, verdict: reading.verdict, pid, sessionId: null, name: null })
-      const record = reading.reading
-      if (record._tag === "Rejected") {
-        const v = record.verdict._tag === "parked" && pid !== null
-          ? { ...record.verdict, windowRunning: liveness.isAlive(pid) }
-          : record.verdict
-        return void entries.push({ file, verdict: v, pid, sessionId: record.sessionId, name: record.name })
-      }
-      const { session } = record
-      const identity = { file, pid: session.pid, sessionId: session.sessionId, name: session.name }
-      const owner = reading.owner
-      if (owners !== null && owner !== null && owner !== owners.reader && owner !== owners.homeOwner) {
-        return void entries.push({ ...identity, verdict: { _tag: "foreign_owner", owner, reader: owners.reader, homeOwner: owners.homeOwner } })
-      }
-      // A pid of another machine or container cannot be checked here; where this machine's domain
-      // is unknown (macOS writes the bare `linux`) the check is skipped.
-      if (record.pidDomain !== null && Option.isSome(here) && record.pidDomain !== here.value) {
-        return void entries.push({ ...identity, verdict: { _tag: "other_pid_domain", pidDomain: describeValue(record.pidDomain), here: here.value } })
-      }
-      // A pid the liveness pass found dead is dead whatever its process would say: nothing to ask.
-      if (liveness.isAlive(session.pid)) pending.push({ index: entries.length, session, procStart: record.procStart, owner })
-      entries.push({ ...identity, verdict: { _tag: "dead" } })
-    })
+    if (reading._tag === "Verdict") return void (entries[index] = { file, verdict: reading.verdict, pid, sessionId: null, name: null })
+    const record = reading.reading
+    if (record._tag === "Rejected") {
+      const v = record.verdict._tag === "parked" && pid !== null
+        ? { ...record.verdict, windowRunning: liveness.isAlive(pid) }
+        : record.verdict
+      return void (entries[index] = { file, verdict: v, pid, sessionId: record.sessionId, name: record.name })
+    }
+    const { session } = record
+    const entry = (v: Verdict) => entryOf(file, session, v)
+    const owner = reading.owner
+    const { here, owners } = context
+    if (owners !== null && owner !== null && owner !== owners.reader && owner !== owners.homeOwner) {
+      return void (entries[index] = entry({ _tag: "foreign_owner", owner, reader: owners.reader, homeOwner: owners.homeOwner }))
+    }
+    // A pid of another machine or container cannot be checked here; where this machine's domain
+    // is unknown (macOS writes the bare `linux`) the check is skipped.
+    if (record.pidDomain !== null && Option.isSome(here) && record.pidDomain !== here.value) {
+      return void (entries[index] = entry({ _tag: "other_pid_domain", pidDomain: describeValue(record.pidDomain), here: here.value }))
+    }
+    // A pid the liveness pass found dead is dead whatever its process would say: nothing to ask.
+    if (liveness.isAlive(session.pid)) pending.push({ index, session, procStart: record.procStart, owner })
+    entries[index] = entry({ _tag: "dead" })
   }
 
   /**
@@ -232,20 +245,27 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
   }
 
   /**
-   * The reader and the home's owner, or null where owners mean nothing (no uid here). The home is
-   * stat'ed only when a record is owned by someone other than the reader, which is rare.
+   * What the verdicts of `readings` need to know of this machine, asked only when one of them needs
+   * it, once per scan: this machine's pid domain when a record names one (most never do), and the
+   * home's owner when a record is owned by someone other than the reader (rare). `known` holds
+   * what earlier batches asked.
    */
-  const ownersFor = (readings: ReadonlyArray<FileReading>): Effect.Effect<Owners | null> =>
-    Effect.flatMap(probe.user, (user): Effect.Effect<Owners | null> => {
-      if (Option.isNone(user)) return Effect.succeed(null)
-      const reader = user.value
-      const someoneElse = readings.some((r) => r._tag === "Record" && r.owner !== null && r.owner !== reader)
-      if (!someoneElse) return Effect.succeed({ reader, homeOwner: null })
-      return Effect.match(files.stat(path.dirname(directory)), {
+  const contextFor = (readings: ReadonlyArray<FileReading>, known: Known): Effect.Effect<Context> =>
+    Effect.gen(function*() {
+      if (known.here === undefined && readings.some((r) => r._tag !== "Verdict" && r.reading._tag !== "Rejected" && r.reading.pidDomain !== null)) {
+        known.here = yield* probe.pidDomain
+      }
+      if (known.reader === undefined) known.reader = yield* probe.user
+      const reader = Option.getOrUndefined(known.reader)
+      if (reader !== undefined && known.homeOwner === undefined && readings.some((r) => r._tag === "Record" && r.owner !== null && r.owner !== reader)) {
         // Without the home's owner, only the reader's records are the reader's: fail closed.
-        onFailure: () => ({ reader, homeOwner: null }),
-        onSuccess: (info) => ({ reader, homeOwner: info.uid })
-      })
+        known.homeOwner = yield* Effect.match(files.stat(path.dirname(directory)), { onFailure: () => null, onSuccess: (info) => info.uid })
+      }
+      return {
+        here: known.here ?? Option.none(),
+        // Null where owners mean nothing (no uid here).
+        owners: reader === undefined ? null : { reader, homeOwner: known.homeOwner ?? null }
+      }
     })
 
   /**
@@ -275,14 +295,33 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
         return [{ file: beforeName + entry.name, type: entry.type, pid }]
       })
       yield* turnAfter(records.length)
-      const readings = yield* readAll(candidates, liveness)
-      // This machine's pid domain is asked for only when a record names one (most never do).
-      const namesDomain = readings.some((r) => r._tag !== "Verdict" && r.reading._tag !== "Rejected" && r.reading.pidDomain !== null)
-      const here = namesDomain ? yield* probe.pidDomain : Option.none()
-      const owners = yield* ownersFor(readings)
-      const judged: Judged = { entries: [], pending: [] }
-      yield* inBatches(candidates, (batch, start) => Effect.sync(() => judgeReadings(judged, batch, start, readings, liveness, here, owners)))
+      // Each batch is read and judged before the next is read, so that a scan holds the verdicts
+      // of a large registry, not every record it read.
+      const judged: Judged = { entries: new Array(candidates.length), pending: [] }
+      const known: Known = {}
+      const torn: Array<number> = []
+      yield* inBatches(candidates, (batch, start) =>
+        Effect.gen(function*() {
+          const first = yield* Effect.forEach(batch, readEntry)
+          const readings = first.map((reading, i) => {
+            if (!mayBeTorn(reading, batch[i]!, liveness)) return settled(reading)
+            torn.push(start + i)
+            return null
+          })
+          const context = yield* contextFor(readings.filter((r): r is FileReading => r !== null), known)
+          readings.forEach((reading, i) => reading !== null && judgeReading(judged, start + i, batch[i]!, reading, liveness, context))
+        }))
+      if (torn.length > 0) {
+        // One pause for all of them: a record rewritten in place is whole again within
+        // milliseconds, and n torn files must not cost n pauses.
+        yield* Timing.sleep(timings.tornReadRetry, `the second read of ${torn.length} registry record(s) caught mid-rewrite`)
+        const again = yield* eachInBatches(torn, (i) => Effect.map(readOnce(candidates[i]!.file, candidates[i]!.pid!), settled))
+        const context = yield* contextFor(again, known)
+        torn.forEach((index, i) => judgeReading(judged, index, candidates[index]!, again[i]!, liveness, context))
+        judged.pending.sort((a, b) => a.index - b.index)
+      }
       const { entries, pending } = judged
+      const { owners } = yield* contextFor([], known)
 
       // Processes are consulted only for records that passed every other check and whose pid the
       // liveness pass found, once per pid, in one call: a platform's probe may start a process per call.
