@@ -288,6 +288,17 @@ stdout.write = function (...args) {
 
   it("a line of many pieces arrives whole and in order, the rest handed over where the pipe was full", async () => {
     const home = makeLargeHome(1500)
+    const names = Array.from({ length: 1500 }, (_, i) => largeName(i))
+    // Where the pieces end depends on the length of all that comes before (the temporary
+    // directory's name, the sleeper's pid): the first record's name is lengthened until one of
+    // them falls inside a character, worked out on the output the command gave. Lengthened by up
+    // to more than a row, the first piece's end passes over a name's four-byte characters.
+    const first = inShell(home, ["inspect", "--json"], "").stdout.trimEnd()
+    const at = first.indexOf(names[0]!) + names[0]!.length
+    const padding = Array.from({ length: 512 }, (_, n) => n).find((n) => piecesEndingEarly(first.slice(0, at) + "x".repeat(n) + first.slice(at)) > 0)
+    expect(padding).toBeDefined()
+    names[0] += "x".repeat(padding!)
+    fs.writeFileSync(path.join(home, "sessions", `${firstDeadPid}.json`), recordText(firstDeadPid, { name: names[0] }))
     const expected = inShell(home, ["inspect", "--json"], "").stdout
     expect(Buffer.byteLength(expected)).toBeGreaterThan(4 * 64 * 1024)
     // Room for two pages: the first piece is written in part before the pipe is full.
@@ -298,8 +309,8 @@ stdout.write = function (...args) {
     expect(result.stdout).toBe(expected)
     // Not only the same as another run of the command: every name as it was written, none cut.
     expect(result.stdout.includes("\ufffd")).toBe(false)
-    const names = (JSON.parse(result.stdout) as Array<{ name: string }>).map((row) => row.name)
-    expect(names.filter((name) => name !== "app").sort()).toEqual(Array.from({ length: 1500 }, (_, i) => largeName(i)).sort())
+    const printed = (JSON.parse(result.stdout) as Array<{ name: string }>).map((row) => row.name)
+    expect(printed.filter((name) => name !== "app").sort()).toEqual(names.sort())
   })
 
   it("a short line that finds the pipe full arrives whole after what was in it", async () => {
