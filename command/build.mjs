@@ -72,8 +72,8 @@ const partsPlugin = {
  *   runs `watch`. The other parts do not carry the watch at all (`replacementsOf`).
  * - `kill(pid, 0)` (`SignalZero.ts`) through the binding, which answers a dead pid without building
  *   an error.
- * - The registry scan in one batch (`ScanBatches.ts`): the command has no host whose event loop
- *   must turn during a scan.
+ * - The registry scan without turns of the event loop between its batches (`ScanBatches.ts`): the
+ *   command has no host whose event loop must turn during a scan.
  */
 const onFirstUse = [
   ...(process.env.EAGER_ERRORS === undefined

@@ -1,5 +1,5 @@
 /**
- * `src/services/ScanBatches.ts` for the command's build: the same batches, with no turns of the
+ * `src/services/ScanBatches.ts` for the command's build: batches of 1,024, with no turns of the
  * event loop between them. The command runs one scan and nothing else in its process, so there is
  * no host to let run; the batches still bound what a scan holds at once (each batch's records are
  * read and judged before the next is read).

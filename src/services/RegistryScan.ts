@@ -103,6 +103,12 @@ interface Known {
   homeOwner?: number | null
 }
 
+/** The reader and the home's owner as asked so far; null where owners mean nothing (no uid here). */
+const ownersOf = (known: Known): Owners | null => {
+  const reader = known.reader === undefined ? undefined : Option.getOrUndefined(known.reader)
+  return reader === undefined ? null : { reader, homeOwner: known.homeOwner ?? null }
+}
+
 /** The verdicts so far, and the records among them whose process is still to be asked. */
 interface Judged {
   readonly entries: Array<RegistryEntry>
@@ -169,6 +175,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
   const mayBeTorn = (reading: FirstReading, candidate: Candidate, liveness: Liveness): boolean =>
     reading._tag === "Unparsable" && liveness.isAlive(candidate.pid!)
 
+  /** A reading as final: one that did not parse is `malformed`. */
   const settled = (reading: FirstReading): FileReading => reading._tag === "Unparsable" ? verdict({ _tag: "malformed", reason: reading.reason }) : reading
 
   /**
@@ -261,11 +268,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
         // Without the home's owner, only the reader's records are the reader's: fail closed.
         known.homeOwner = yield* Effect.match(files.stat(path.dirname(directory)), { onFailure: () => null, onSuccess: (info) => info.uid })
       }
-      return {
-        here: known.here ?? Option.none(),
-        // Null where owners mean nothing (no uid here).
-        owners: reader === undefined ? null : { reader, homeOwner: known.homeOwner ?? null }
-      }
+      return { here: known.here ?? Option.none(), owners: ownersOf(known) }
     })
 
   /**
@@ -297,6 +300,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       yield* turnAfter(records.length)
       // Each batch is read and judged before the next is read, so that a scan holds the verdicts
       // of a large registry, not every record it read.
+      // Every index is set once: by its batch, or after the second read for a record caught mid-rewrite.
       const judged: Judged = { entries: new Array(candidates.length), pending: [] }
       const known: Known = {}
       const torn: Array<number> = []
@@ -318,10 +322,9 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
         const again = yield* eachInBatches(torn, (i) => Effect.map(readOnce(candidates[i]!.file, candidates[i]!.pid!), settled))
         const context = yield* contextFor(again, known)
         torn.forEach((index, i) => judgeReading(judged, index, candidates[index]!, again[i]!, liveness, context))
-        judged.pending.sort((a, b) => a.index - b.index)
       }
       const { entries, pending } = judged
-      const { owners } = yield* contextFor([], known)
+      const owners = ownersOf(known)
 
       // Processes are consulted only for records that passed every other check and whose pid the
       // liveness pass found, once per pid, in one call: a platform's probe may start a process per call.
