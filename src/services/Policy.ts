@@ -4,10 +4,10 @@
  * the kill switch, as far as this machine shows them.
  *
  * The evidence of a process (its arguments, environment and working directory) names no process:
- * a pid read after the registry scan could already belong to another one. So the registry is read
- * again once the evidence is in, and the evidence counts only for a session that is still the same
- * live record (same pid, same session id, and the start time the record carries): a process that
- * held the pid throughout is the one that was read.
+ * a pid read after the registry scan could already belong to another one. So each session's record
+ * is read again once the evidence is in (`Registry.recheck`), and the evidence counts only for a
+ * session that is still the same live record (same pid, same session id, and the start time the
+ * record carries): a process that held the pid throughout is the one that was read.
  */
 import type { PlatformError } from "@effect/platform/Error"
 import * as Context from "effect/Context"
@@ -55,7 +55,6 @@ export const Policy = Context.GenericTag<Policy>("claude-peers/Policy")
 const resolveAttempts = 3
 
 const same = (a: Session, b: Session): boolean => a.pid === b.pid && a.sessionId === b.sessionId
-const sameKey = (s: Session): string => `${s.pid}\0${s.sessionId}`
 
 const notRead = (fileOrNull: string | null, reason: string): FileFact => ({ path: fileOrNull, read: { _tag: "Failed", reason } })
 
@@ -214,13 +213,13 @@ export const make = Effect.gen(function*() {
   const list = Effect.gen(function*() {
     const sessions = yield* registry.list
     const evidence = yield* Effect.forEach(sessions, evidenceOf)
-    const still = yield* registry.list
+    // Only these sessions' records are read again: the rest of the registry decides nothing here.
+    const still = yield* registry.recheck(sessions)
     const reader = makeFileReader(files)
-    // The first of the second read that is the same session (pid and session id), found by key.
-    const stillByKey = new Map<string, Session>()
-    for (const s of still) if (!stillByKey.has(sameKey(s))) stillByKey.set(sameKey(s), s)
+    // The session as read again (same pid and session id, same record file), found by its file.
+    const stillByFile = new Map(still.map((s) => [s.file, s]))
     const kept = sessions.flatMap((session, i) => {
-      const now = stillByKey.get(sameKey(session))
+      const now = stillByFile.get(session.file)
       return now === undefined ? [] : [{ session: now, evidence: evidence[i]! }]
     })
     return yield* Effect.forEach(kept, ({ evidence, session }) => policyOf(reader, session, evidence))

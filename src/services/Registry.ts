@@ -70,6 +70,16 @@ export interface Registry {
   /** The live sessions, sorted by pid. */
   readonly list: Effect.Effect<ReadonlyArray<Session>, PlatformError>
   /**
+   * Those of `sessions` (as `list` gave them) that are still the same live records, sorted by pid:
+   * each one's record file read again and its process asked again, and no other file of the
+   * registry read. Same means the same pid and session id, and a process that is still the one its
+   * record names. How a caller that read something of a session's processes after `list` (its
+   * arguments, its environment) learns that what it read was that session's. Each comes as its
+   * record says now; its `address` is the one given when the name and socket are unchanged (decided
+   * against every live session of that read), else its socket form.
+   */
+  readonly recheck: (sessions: ReadonlyArray<Session>) => Effect.Effect<ReadonlyArray<Session>, PlatformError>
+  /**
    * Re-reads the registry and returns the one live session that answers to the query, with its
    * transcript, or refuses:
    * `NotLive` when none does (saying why, from the files that carried the id or name);
@@ -138,18 +148,35 @@ const entryWithTranscript = (files: Files, home: string) => (entry: RegistryEntr
     ? Effect.map(withTranscript(files, home)(entry.verdict.session), (session) => ({ ...entry, verdict: { _tag: "live" as const, session } }))
     : Effect.succeed(entry)
 
+/** The same session: the same pid and session id. */
+const same = (a: Session, b: Session): boolean => a.pid === b.pid && a.sessionId === b.sessionId
+
 /**
  * The registry's answers from a scan of every entry it reads: `scan(onlyLivePids)` as `makeScan`'s,
- * over one home or several, and `transcripts` adding each live session's.
+ * over one home or several, `rescan` reading only the given sessions' files, and `transcripts`
+ * adding each live session's.
  */
 const answers = (
   scan: (onlyLivePids: boolean) => Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError>,
+  rescan: (sessions: ReadonlyArray<Session>) => Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError>,
   transcripts: (entry: RegistryEntry) => Effect.Effect<RegistryEntry>,
   missingDirectory: Effect.Effect<Option.Option<MissingDirectory>>
 ): Registry => {
   const inspect = scan(false).pipe(Effect.withSpan("Registry.inspect"))
 
   const list = scan(true).pipe(Effect.map(liveSessions), Effect.withSpan("Registry.list"))
+
+  const recheck = (sessions: ReadonlyArray<Session>) =>
+    Effect.map(rescan(sessions), (entries) => {
+      const given = new Map(sessions.map((s) => [s.file, s]))
+      return liveSessions(entries).flatMap((now) => {
+        const was = given.get(now.file)
+        if (was === undefined || !same(was, now)) return []
+        // Only the sessions read again decided `now.address`: a name they do not share may be
+        // shared with a session that was not read again.
+        return [now.address === null || now.address === was.address ? now : { ...now, address: `uds:${now.socketPath}` }]
+      })
+    }).pipe(Effect.withSpan("Registry.recheck"))
 
   /** Why nothing live answers: the files that carried the id or name, with their verdicts. */
   const notLive = (query: ResolveQuery) =>
@@ -184,7 +211,7 @@ const answers = (
       (entry) => (entry.verdict._tag === "live" ? entry.verdict.session : session)
     )
 
-  return Registry.of({ inspect, list, resolve, transcript, missingDirectory })
+  return Registry.of({ inspect, list, recheck, resolve, transcript, missingDirectory })
 }
 
 const absentThrough = (files: Files) => (path: string) =>
@@ -201,6 +228,13 @@ const missingIn = (files: Files, home: ClaudeHome): Effect.Effect<Option.Option<
     return Option.none()
   }).pipe(Effect.withSpan("Registry.missingDirectory"))
 
+/** The file names of those of `sessions` whose record is in `directory`. */
+const namesIn = (directory: string, sessions: ReadonlyArray<Session>): Array<string> => {
+  // As the scan names its files: the directory normalized.
+  const normalized = path.dirname(path.join(directory, "_"))
+  return sessions.flatMap((s) => (path.dirname(s.file) === normalized ? [path.basename(s.file)] : []))
+}
+
 export const make = Effect.gen(function*() {
   const files = yield* Files
   const probe = yield* ProcessProbe
@@ -208,7 +242,8 @@ export const make = Effect.gen(function*() {
   const timings = yield* Timing
   const scope: AddressScope = { names: home.sendersHome }
   const scan = makeScan(files, probe, home.sessionsDirectory, timings, scope)
-  return answers(scan, entryWithTranscript(files, home.root), missingIn(files, home))
+  const rescan = (sessions: ReadonlyArray<Session>) => scan(true, undefined, namesIn(home.sessionsDirectory, sessions))
+  return answers(scan, rescan, entryWithTranscript(files, home.root), missingIn(files, home))
 })
 
 /**
@@ -224,15 +259,16 @@ export const makeHomes = Effect.gen(function*() {
   const timings = yield* Timing
   const scope: AddressScope = { names: !homes.several }
   const scans = new Map<string, ReturnType<typeof makeScan>>()
-  const scanOf = (home: ClaudeHome) => {
-    let scan = scans.get(home.sessionsDirectory)
-    if (scan === undefined) scans.set(home.sessionsDirectory, scan = makeScan(files, probe, home.sessionsDirectory, timings, scope))
+  const scanIn = (sessionsDirectory: string) => {
+    let scan = scans.get(sessionsDirectory)
+    if (scan === undefined) scans.set(sessionsDirectory, scan = makeScan(files, probe, sessionsDirectory, timings, scope))
     return scan
   }
-  const labelled = (home: ClaudeHome) => (entry: RegistryEntry): RegistryEntry => {
+  const scanOf = (home: ClaudeHome) => scanIn(home.sessionsDirectory)
+  const labelled = (root: string) => (entry: RegistryEntry): RegistryEntry => {
     if (!homes.several) return entry
-    const verdict = entry.verdict._tag === "live" ? { _tag: "live" as const, session: { ...entry.verdict.session, home: home.root } } : entry.verdict
-    return { ...entry, verdict, home: home.root }
+    const verdict = entry.verdict._tag === "live" ? { _tag: "live" as const, session: { ...entry.verdict.session, home: root } } : entry.verdict
+    return { ...entry, verdict, home: root }
   }
   const scan = (onlyLivePids: boolean) =>
     Effect.gen(function*() {
@@ -240,7 +276,7 @@ export const makeHomes = Effect.gen(function*() {
       const accounted = new Set<number>()
       const read = (home: ClaudeHome) =>
         Effect.map(scanOf(home)(onlyLivePids, accounted), (entries) => {
-          for (const entry of entries) scanned.push(labelled(home)(entry))
+          for (const entry of entries) scanned.push(labelled(home.root)(entry))
         })
       if (homes.stepwise === undefined) {
         yield* Effect.forEach(yield* homes.homes, read, { discard: true })
@@ -258,9 +294,25 @@ export const makeHomes = Effect.gen(function*() {
     })
   // A registry file is `<home>/sessions/<pid>.json`.
   const homeOf = (entry: RegistryEntry) => entry.home ?? path.dirname(path.dirname(entry.file))
+  /** Each given session's file read again in its own home's directory: no home is looked for. */
+  const rescan = (sessions: ReadonlyArray<Session>) => {
+    // Each directory with its home's root as the sessions were labelled with it.
+    const roots = new Map<string, string>()
+    for (const s of sessions) {
+      const directory = path.dirname(s.file)
+      if (!roots.has(directory)) roots.set(directory, s.home ?? path.dirname(directory))
+    }
+    return Effect.map(
+      Effect.forEach(
+        roots,
+        ([directory, root]) => Effect.map(scanIn(directory)(true, undefined, namesIn(directory, sessions)), (entries) => entries.map(labelled(root)))
+      ),
+      (perHome) => perHome.flat()
+    )
+  }
   const transcripts = (entry: RegistryEntry) => entryWithTranscript(files, homeOf(entry))(entry)
   const missingDirectory = Effect.flatMap(homes.homes, (all) => (all.length === 1 ? missingIn(files, all[0]!) : Effect.succeedNone))
-  return answers(scan, transcripts, missingDirectory)
+  return answers(scan, rescan, transcripts, missingDirectory)
 })
 
 /** The registry over whatever `Files`, `ProcessProbe` and `ClaudeHome` the program provides. */

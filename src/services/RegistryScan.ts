@@ -13,7 +13,7 @@ import { type AddressScope, withAddresses } from "../domain/Address.js"
 import { describeValue, maxRecordBytes, parseRecordJson, pidOfFileName, readRecord, type RecordReading, sameStartTime } from "../domain/Record.js"
 import type { Session } from "../domain/Session.js"
 import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
-import { type BoundedRead, byName, type Files } from "./Files.js"
+import { type BoundedRead, byName, type DirectoryEntry, type Files } from "./Files.js"
 import type { Liveness, ProcessProbe } from "./ProcessProbe.js"
 import { inBatches, turnAfter } from "./ScanBatches.js"
 import * as Timing from "./Timing.js"
@@ -280,11 +280,19 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
    * so that every answer decides liveness alike; a start time is read only for the records that
    * passed every other check. The pids of the live sessions whose start time matched their
    * record's are added to `startTimeMatched`: those processes are proven to be the ones that wrote them.
+   * With `names`, the directory is not listed: only those files of it are read and judged (a file
+   * gone since is `unreadable`), each as one whose type the directory does not say, so stat'ed first.
    */
-  const scan = (onlyLivePids: boolean, startTimeMatched?: Set<number>): Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError> =>
+  const scan = (
+    onlyLivePids: boolean,
+    startTimeMatched?: Set<number>,
+    names?: ReadonlyArray<string>
+  ): Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError> =>
     Effect.gen(function*() {
       // A missing registry directory is an empty registry: no session has started yet.
-      const listing = Option.getOrElse(yield* files.readDirectoryIfExists(directory), () => [])
+      const listing: ReadonlyArray<DirectoryEntry> = names !== undefined
+        ? names.map((name) => ({ name, type: "Unknown" }))
+        : Option.getOrElse(yield* files.readDirectoryIfExists(directory), () => [])
       // Sorted here, by the short names (every file of a scan is in one directory), so that the
       // entries come out in file order.
       const records = listing.filter((entry) => entry.name.endsWith(".json")).sort(byName)

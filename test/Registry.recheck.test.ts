@@ -1,0 +1,141 @@
+/**
+ * `Registry.recheck`: the given sessions that are still the same live records, each one's file read
+ * again and no other (in-memory layers), and `Policy.list`, which reads the registry once and then
+ * only its sessions' records again.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import type { Session } from "../src/domain/Session.js"
+import { layerMemory, makeMemoryWorld, type MemoryOptions } from "../src/layers/Memory.js"
+import { Policy } from "../src/services/Policy.js"
+import { Registry } from "../src/services/Registry.js"
+import { recordText } from "./support/records.js"
+
+/** A memory world; `options` are its layer's (`claudeHomes`). */
+const worldOf = (options: MemoryOptions = {}) => {
+  const world = makeMemoryWorld()
+  const fileOf = (pid: number, sessions = world.home.sessionsDirectory) => `${sessions}/${pid}.json`
+  world.tree.makeDirectory(world.home.sessionsDirectory)
+  /** A live process and its record (in `sessions`, by default the world's home's), with `fields` besides. */
+  const live = (fields: Record<string, unknown> = {}, sessions = world.home.sessionsDirectory) => {
+    const proc = world.processes.spawn()
+    world.tree.writeFile(fileOf(proc.pid, sessions), recordText(proc.pid, { procStart: proc.startTime, ...fields }))
+    return proc.pid
+  }
+  /** A record of a pid no process has. */
+  const stale = (pid: number) => world.tree.writeFile(fileOf(pid), recordText(pid))
+  /** Every path read through the port from now on, in order. */
+  const reads = () => {
+    const seen: Array<string> = []
+    const hook = (path: string) => {
+      seen.push(path)
+      world.tree.onAfterRead(hook)
+    }
+    world.tree.onAfterRead(hook)
+    return seen
+  }
+  const run = <A, E>(effect: Effect.Effect<A, E, Registry | Policy>) => Effect.provide(effect, layerMemory(world, { ...options, timing: { tornReadRetry: 0 } }))
+  const list = run(Effect.flatMap(Registry, (r) => r.list))
+  const recheck = (sessions: ReadonlyArray<Session>) => run(Effect.flatMap(Registry, (r) => r.recheck(sessions)))
+  return { world, fileOf, live, stale, reads, run, list, recheck }
+}
+
+describe("Registry.recheck", () => {
+  it.effect("gives back the unchanged sessions as they are, reading their records and no other", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      const pids = [w.live(), w.live(), w.live()]
+      for (let i = 0; i < 20; i++) w.stale(900_000 + i)
+      const sessions = yield* w.list
+      expect(sessions.map((s) => s.pid)).toEqual(pids)
+      const seen = w.reads()
+      const kills = w.world.processes.stats.kills
+      expect(yield* w.recheck(sessions)).toEqual(sessions)
+      expect([...seen].sort()).toEqual(pids.map((pid) => w.fileOf(pid)).sort())
+      // Only the given sessions' pids are asked about, not the stale records' ones.
+      expect(w.world.processes.stats.kills - kills).toBeLessThanOrEqual(2 * pids.length)
+    }))
+
+  it.effect("leaves out a session whose process ended, whose pid was reused, whose record went or names another session", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      const [ended, reused, removed, renewed, kept] = [w.live(), w.live(), w.live(), w.live(), w.live()]
+      const sessions = yield* w.list
+      expect(sessions).toHaveLength(5)
+      w.world.processes.kill(ended!)
+      w.world.processes.reuse(reused!)
+      w.world.tree.remove(w.fileOf(removed!))
+      // The same process's record, now of another session (`/clear`).
+      w.world.tree.writeFile(
+        w.fileOf(renewed!),
+        recordText(renewed!, { procStart: w.world.processes.startTimeOf(renewed!), sessionId: "00000000-0000-4000-8000-0000000000ff" })
+      )
+      expect((yield* w.recheck(sessions)).map((s) => s.pid)).toEqual([kept])
+    }))
+
+  it.effect("a session comes as its record says now, with the address it was given while its name and socket hold", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      const pid = w.live({ name: "alpha", status: "idle" })
+      const [before] = yield* w.list
+      expect(before!.address).toBe("alpha")
+      w.world.tree.writeFile(w.fileOf(pid), recordText(pid, { procStart: w.world.processes.startTimeOf(pid), name: "alpha", status: "busy" }))
+      const [now] = yield* w.recheck([before!])
+      expect([now!.status, now!.address]).toEqual(["busy", "alpha"])
+    }))
+
+  it.effect("a name shared at the list stays unaddressable by name when only one of its sessions is read again", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      w.live({ name: "twin" })
+      w.live({ name: "twin" })
+      const sessions = yield* w.list
+      expect(sessions.map((s) => s.address)).toEqual(sessions.map((s) => `uds:${s.socketPath}`))
+      const [again] = yield* w.recheck([sessions[0]!])
+      expect(again!.address).toBe(`uds:${sessions[0]!.socketPath}`)
+    }))
+
+  it.effect("a session renamed since the list is addressed by its socket: its new name was not checked against the others", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      const pid = w.live({ name: "before" })
+      w.live({ name: "other" })
+      const sessions = yield* w.list
+      expect(sessions.map((s) => s.address)).toEqual(["before", "other"])
+      w.world.tree.writeFile(w.fileOf(pid), recordText(pid, { procStart: w.world.processes.startTimeOf(pid), name: "fresh" }))
+      const again = yield* w.recheck(sessions)
+      expect(again.map((s) => [s.name, s.address])).toEqual([["fresh", `uds:${sessions[0]!.socketPath}`], ["other", "other"]])
+    }))
+
+  it.effect("over several homes, each session is read again in its own home and keeps its home", () =>
+    Effect.gen(function*() {
+      const second = "/home/user/second-home"
+      const w = worldOf({ claudeHomes: [second] })
+      w.world.tree.makeDirectory(`${second}/sessions`)
+      const here = w.live()
+      const there = w.live({}, `${second}/sessions`)
+      const sessions = yield* w.list
+      expect(sessions.map((s) => [s.pid, s.home])).toEqual([[here, w.world.home.root], [there, second]])
+      const seen = w.reads()
+      expect(yield* w.recheck(sessions)).toEqual(sessions)
+      expect([...seen].sort()).toEqual([w.fileOf(here), w.fileOf(there, `${second}/sessions`)].sort())
+    }))
+})
+
+describe("Policy.list reads the registry once, then only its sessions' records", () => {
+  it.effect("on a stale registry, no stale record is read, and only the live sessions' records twice", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      const pids = [w.live(), w.live()]
+      // Records of live pids that are not sessions of this home's: read once by the scan, not again.
+      const mismatched = w.world.processes.spawn().pid
+      w.world.tree.writeFile(w.fileOf(mismatched), recordText(mismatched + 1))
+      for (let i = 0; i < 20; i++) w.stale(900_000 + i)
+      const seen = w.reads()
+      const policies = yield* w.run(Effect.flatMap(Policy, (p) => p.list))
+      expect(policies.map((p) => p.pid)).toEqual(pids)
+      const records = seen.filter((file) => file.startsWith(`${w.world.home.sessionsDirectory}/`))
+      expect(records.filter((file) => file === w.fileOf(mismatched))).toHaveLength(1)
+      expect([...records].sort()).toEqual([...pids, ...pids, mismatched].map((pid) => w.fileOf(pid)).sort())
+    }))
+})
