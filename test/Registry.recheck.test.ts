@@ -50,7 +50,7 @@ describe("Registry.recheck", () => {
       expect(sessions.map((s) => s.pid)).toEqual(pids)
       const seen = w.reads()
       const kills = w.world.processes.stats.kills
-      expect(yield* w.recheck(sessions)).toEqual(sessions)
+      expect(yield* w.recheck(sessions)).toEqual(sessions.map((s) => ({ ...s, address: `uds:${s.socketPath}` })))
       expect([...seen].sort()).toEqual(pids.map((pid) => w.fileOf(pid)).sort())
       // Only the given sessions' pids are asked about, not the stale records' ones.
       expect(w.world.processes.stats.kills - kills).toBeLessThanOrEqual(2 * pids.length)
@@ -73,38 +73,45 @@ describe("Registry.recheck", () => {
       expect((yield* w.recheck(sessions)).map((s) => s.pid)).toEqual([kept])
     }))
 
-  it.effect("a session comes as its record says now, with the address it was given while its name and socket hold", () =>
+  it.effect("a session comes as its record says now, addressed by its socket: only a full read can tell a name is unique", () =>
     Effect.gen(function*() {
       const w = worldOf()
       const pid = w.live({ name: "alpha", status: "idle" })
       const [before] = yield* w.list
       expect(before!.address).toBe("alpha")
       w.world.tree.writeFile(w.fileOf(pid), recordText(pid, { procStart: w.world.processes.startTimeOf(pid), name: "alpha", status: "busy" }))
+      // A twin started since the list: a name kept from the list would now reach two sessions.
+      w.live({ name: "alpha" })
       const [now] = yield* w.recheck([before!])
-      expect([now!.status, now!.address]).toEqual(["busy", "alpha"])
+      expect([now!.status, now!.address]).toEqual(["busy", `uds:${before!.socketPath}`])
+      expect((yield* w.list).map((s) => s.address)).not.toContain("alpha")
     }))
 
-  it.effect("a name shared at the list stays unaddressable by name when only one of its sessions is read again", () =>
+  it.effect("a session without a socket keeps its null address; a session given twice comes once", () =>
     Effect.gen(function*() {
       const w = worldOf()
-      w.live({ name: "twin" })
-      w.live({ name: "twin" })
+      w.live({ messagingSocketPath: undefined })
+      w.live()
       const sessions = yield* w.list
-      expect(sessions.map((s) => s.address)).toEqual(sessions.map((s) => `uds:${s.socketPath}`))
-      const [again] = yield* w.recheck([sessions[0]!])
-      expect(again!.address).toBe(`uds:${sessions[0]!.socketPath}`)
+      expect(sessions.map((s) => s.address === null)).toEqual([true, false])
+      const again = yield* w.recheck([...sessions, ...sessions])
+      expect(again.map((s) => [s.pid, s.address])).toEqual([[sessions[0]!.pid, null], [sessions[1]!.pid, `uds:${sessions[1]!.socketPath}`]])
     }))
 
-  it.effect("a session renamed since the list is addressed by its socket: its new name was not checked against the others", () =>
+  it.effect("over one home, a session whose record is elsewhere is left out", () =>
     Effect.gen(function*() {
       const w = worldOf()
-      const pid = w.live({ name: "before" })
-      w.live({ name: "other" })
-      const sessions = yield* w.list
-      expect(sessions.map((s) => s.address)).toEqual(["before", "other"])
-      w.world.tree.writeFile(w.fileOf(pid), recordText(pid, { procStart: w.world.processes.startTimeOf(pid), name: "fresh" }))
-      const again = yield* w.recheck(sessions)
-      expect(again.map((s) => [s.name, s.address])).toEqual([["fresh", `uds:${sessions[0]!.socketPath}`], ["other", "other"]])
+      w.world.tree.makeDirectory("/elsewhere/sessions")
+      const outside = w.live({}, "/elsewhere/sessions")
+      w.live()
+      const [inside] = yield* w.list
+      const stranger = {
+        ...inside!,
+        pid: outside,
+        file: w.fileOf(outside, "/elsewhere/sessions"),
+        sessionId: `00000000-0000-4000-8000-${String(outside).padStart(12, "0")}`
+      }
+      expect((yield* w.recheck([inside!, stranger])).map((s) => s.pid)).toEqual([inside!.pid])
     }))
 
   it.effect("over several homes, each session is read again in its own home and keeps its home", () =>
@@ -117,7 +124,8 @@ describe("Registry.recheck", () => {
       const sessions = yield* w.list
       expect(sessions.map((s) => [s.pid, s.home])).toEqual([[here, w.world.home.root], [there, second]])
       const seen = w.reads()
-      expect(yield* w.recheck(sessions)).toEqual(sessions)
+      const again = yield* w.recheck(sessions)
+      expect(again.map((s) => [s.pid, s.home, s.address])).toEqual(sessions.map((s) => [s.pid, s.home, `uds:${s.socketPath}`]))
       expect([...seen].sort()).toEqual([w.fileOf(here), w.fileOf(there, `${second}/sessions`)].sort())
     }))
 })

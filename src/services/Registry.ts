@@ -75,8 +75,10 @@ export interface Registry {
    * registry read. Same means the same pid and session id, and a process that is still the one its
    * record names. How a caller that read something of a session's processes after `list` (its
    * arguments, its environment) learns that what it read was that session's. Each comes as its
-   * record says now; its `address` is the one given when the name and socket are unchanged (decided
-   * against every live session of that read), else its socket form.
+   * record says now, with its socket form for `address` (`uds:<socket>`; null as `list` has it): only
+   * a read of every live record can tell that a name reaches one session alone. Each record is read
+   * where `list` found it; over one home, a session whose record is not in that home's registry is
+   * left out.
    */
   readonly recheck: (sessions: ReadonlyArray<Session>) => Effect.Effect<ReadonlyArray<Session>, PlatformError>
   /**
@@ -173,8 +175,8 @@ const answers = (
         const was = given.get(now.file)
         if (was === undefined || !same(was, now)) return []
         // Only the sessions read again decided `now.address`: a name they do not share may be
-        // shared with a session that was not read again.
-        return [now.address === null || now.address === was.address ? now : { ...now, address: `uds:${now.socketPath}` }]
+        // shared with one that was not read again, or that started since `list`.
+        return [now.address === null ? now : { ...now, address: `uds:${now.socketPath}` }]
       })
     }).pipe(Effect.withSpan("Registry.recheck"))
 
@@ -230,10 +232,12 @@ const missingIn = (files: Files, home: ClaudeHome): Effect.Effect<Option.Option<
 
 /** The file names of those of `sessions` whose record is in `directory`. */
 const namesIn = (directory: string, sessions: ReadonlyArray<Session>): Array<string> => {
-  // As the scan names its files: the directory normalized.
-  const normalized = path.dirname(path.join(directory, "_"))
-  return sessions.flatMap((s) => (path.dirname(s.file) === normalized ? [path.basename(s.file)] : []))
+  const normalized = normalizedDirectory(directory)
+  return [...new Set(sessions.flatMap((s) => (path.dirname(s.file) === normalized ? [path.basename(s.file)] : [])))]
 }
+
+/** A directory as the scan names its files' directory (`path.dirname` of one of them). */
+const normalizedDirectory = (directory: string): string => path.dirname(path.join(directory, "_"))
 
 export const make = Effect.gen(function*() {
   const files = yield* Files
@@ -259,9 +263,11 @@ export const makeHomes = Effect.gen(function*() {
   const timings = yield* Timing
   const scope: AddressScope = { names: !homes.several }
   const scans = new Map<string, ReturnType<typeof makeScan>>()
+  // By the directory normalized: `rescan` names a session's directory as its file's `dirname`.
   const scanIn = (sessionsDirectory: string) => {
-    let scan = scans.get(sessionsDirectory)
-    if (scan === undefined) scans.set(sessionsDirectory, scan = makeScan(files, probe, sessionsDirectory, timings, scope))
+    const key = normalizedDirectory(sessionsDirectory)
+    let scan = scans.get(key)
+    if (scan === undefined) scans.set(key, scan = makeScan(files, probe, sessionsDirectory, timings, scope))
     return scan
   }
   const scanOf = (home: ClaudeHome) => scanIn(home.sessionsDirectory)
@@ -294,7 +300,7 @@ export const makeHomes = Effect.gen(function*() {
     })
   // A registry file is `<home>/sessions/<pid>.json`.
   const homeOf = (entry: RegistryEntry) => entry.home ?? path.dirname(path.dirname(entry.file))
-  /** Each given session's file read again in its own home's directory: no home is looked for. */
+  /** Each given session's file read again where `list` found it: the homes are not looked for again. */
   const rescan = (sessions: ReadonlyArray<Session>) => {
     // Each directory with its home's root as the sessions were labelled with it.
     const roots = new Map<string, string>()
