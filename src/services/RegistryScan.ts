@@ -280,8 +280,9 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
    * so that every answer decides liveness alike; a start time is read only for the records that
    * passed every other check. The pids of the live sessions whose start time matched their
    * record's are added to `startTimeMatched`: those processes are proven to be the ones that wrote them.
-   * With `names`, the directory is not listed: only those files of it are read and judged (a file
-   * gone since is `unreadable`), each as one whose type the directory does not say, so stat'ed first.
+   * With `names`, the directory is not listed: those files of it stand for its listing (a file gone
+   * since is `unreadable`), each as one whose type the directory does not say, so stat'ed before it
+   * is read.
    */
   const scan = (
     onlyLivePids: boolean,
