@@ -98,20 +98,16 @@ describe("Registry.recheck", () => {
       expect(again.map((s) => [s.pid, s.address])).toEqual([[sessions[0]!.pid, null], [sessions[1]!.pid, `uds:${sessions[1]!.socketPath}`]])
     }))
 
-  it.effect("over one home, a session whose record is elsewhere is left out", () =>
+  it.effect("over one home, a session whose record is elsewhere is left out, and no file of the home read for it", () =>
     Effect.gen(function*() {
       const w = worldOf()
-      w.world.tree.makeDirectory("/elsewhere/sessions")
-      const outside = w.live({}, "/elsewhere/sessions")
-      w.live()
-      const [inside] = yield* w.list
-      const stranger = {
-        ...inside!,
-        pid: outside,
-        file: w.fileOf(outside, "/elsewhere/sessions"),
-        sessionId: `00000000-0000-4000-8000-${String(outside).padStart(12, "0")}`
-      }
-      expect((yield* w.recheck([inside!, stranger])).map((s) => s.pid)).toEqual([inside!.pid])
+      const [inside, other] = [w.live(), w.live()]
+      const sessions = yield* w.list
+      // Named as a record of the home is named, but elsewhere: the home's file of that name is not its.
+      const stranger = { ...sessions.find((s) => s.pid === other)!, file: w.fileOf(other!, "/elsewhere/sessions") }
+      const seen = w.reads()
+      expect((yield* w.recheck([sessions.find((s) => s.pid === inside)!, stranger])).map((s) => s.pid)).toEqual([inside])
+      expect(seen).toEqual([w.fileOf(inside!)])
     }))
 
   it.effect("over several homes, each session is read again in its own home and keeps its home", () =>

@@ -21,6 +21,7 @@ import type { SessionPolicy } from "../domain/Policy.js"
 import { type FileFact, isPreStartedWorker, type JobLaunch, sessionPolicyOf, trustedLaunch } from "../domain/PolicyEvidence.js"
 import { projectSettingsFiles } from "../domain/ProjectSettings.js"
 import type { Session } from "../domain/Session.js"
+import { sameSession } from "../domain/SessionIdentity.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { Files } from "./Files.js"
 import { type FileReader, gitRootOf, makeFileReader, managedFacts, sessionView, userFact } from "./PolicyFiles.js"
@@ -53,8 +54,6 @@ export const Policy = Context.GenericTag<Policy>("claude-peers/Policy")
 
 /** How often `resolve` reads a session again when its process changed while it was read. */
 const resolveAttempts = 3
-
-const same = (a: Session, b: Session): boolean => a.pid === b.pid && a.sessionId === b.sessionId
 
 const notRead = (fileOrNull: string | null, reason: string): FileFact => ({ path: fileOrNull, read: { _tag: "Failed", reason } })
 
@@ -232,7 +231,7 @@ export const make = Effect.gen(function*() {
     for (let attempt = 1;; attempt++) {
       const evidence = yield* evidenceOf(session)
       const again = yield* registry.resolve(query, options)
-      if (same(again, session)) return { session: again, policy: yield* policyOf(makeFileReader(files), again, evidence) }
+      if (sameSession(again, session)) return { session: again, policy: yield* policyOf(makeFileReader(files), again, evidence) }
       if (attempt >= resolveAttempts) {
         const policy = yield* policyOf(makeFileReader(files), again, changed("the session's process kept changing while it was read"))
         return { session: again, policy }

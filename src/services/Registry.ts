@@ -13,7 +13,7 @@ import * as path from "node:path"
 import { IdentityMismatch, NotAddressable, NotLive } from "../domain/Errors.js"
 import { normalizeName } from "../domain/Names.js"
 import type { Session } from "../domain/Session.js"
-import { candidateOf, queryOf } from "../domain/SessionIdentity.js"
+import { candidateOf, queryOf, sameSession } from "../domain/SessionIdentity.js"
 import type { RegistryEntry } from "../domain/Verdict.js"
 import { describeVerdict } from "../domain/VerdictWords.js"
 import { ClaudeHome } from "./ClaudeHome.js"
@@ -150,9 +150,6 @@ const entryWithTranscript = (files: Files, home: string) => (entry: RegistryEntr
     ? Effect.map(withTranscript(files, home)(entry.verdict.session), (session) => ({ ...entry, verdict: { _tag: "live" as const, session } }))
     : Effect.succeed(entry)
 
-/** The same session: the same pid and session id. */
-const same = (a: Session, b: Session): boolean => a.pid === b.pid && a.sessionId === b.sessionId
-
 /**
  * The registry's answers from a scan of every entry it reads: `scan(onlyLivePids)` as `makeScan`'s,
  * over one home or several, `rescan` reading only the given sessions' files, and `transcripts`
@@ -173,7 +170,7 @@ const answers = (
       const given = new Map(sessions.map((s) => [s.file, s]))
       return liveSessions(entries).flatMap((now) => {
         const was = given.get(now.file)
-        if (was === undefined || !same(was, now)) return []
+        if (was === undefined || !sameSession(was, now)) return []
         // Only the sessions read again decided `now.address`: a name they do not share may be
         // shared with one that was not read again, or that started since `list`.
         return [now.address === null ? now : { ...now, address: `uds:${now.socketPath}` }]
@@ -230,15 +227,6 @@ const missingIn = (files: Files, home: ClaudeHome): Effect.Effect<Option.Option<
     return Option.none()
   }).pipe(Effect.withSpan("Registry.missingDirectory"))
 
-/** The file names of those of `sessions` whose record is in `directory`. */
-const namesIn = (directory: string, sessions: ReadonlyArray<Session>): Array<string> => {
-  const normalized = normalizedDirectory(directory)
-  return [...new Set(sessions.flatMap((s) => (path.dirname(s.file) === normalized ? [path.basename(s.file)] : [])))]
-}
-
-/** A directory as the scan names its files' directory (`path.dirname` of one of them). */
-const normalizedDirectory = (directory: string): string => path.dirname(path.join(directory, "_"))
-
 export const make = Effect.gen(function*() {
   const files = yield* Files
   const probe = yield* ProcessProbe
@@ -246,7 +234,7 @@ export const make = Effect.gen(function*() {
   const timings = yield* Timing
   const scope: AddressScope = { names: home.sendersHome }
   const scan = makeScan(files, probe, home.sessionsDirectory, timings, scope)
-  const rescan = (sessions: ReadonlyArray<Session>) => scan(true, undefined, namesIn(home.sessionsDirectory, sessions))
+  const rescan = (sessions: ReadonlyArray<Session>) => scan(true, undefined, sessions.map((s) => s.file))
   return answers(scan, rescan, entryWithTranscript(files, home.root), missingIn(files, home))
 })
 
@@ -263,11 +251,9 @@ export const makeHomes = Effect.gen(function*() {
   const timings = yield* Timing
   const scope: AddressScope = { names: !homes.several }
   const scans = new Map<string, ReturnType<typeof makeScan>>()
-  // By the directory normalized: `rescan` names a session's directory as its file's `dirname`.
   const scanIn = (sessionsDirectory: string) => {
-    const key = normalizedDirectory(sessionsDirectory)
-    let scan = scans.get(key)
-    if (scan === undefined) scans.set(key, scan = makeScan(files, probe, sessionsDirectory, timings, scope))
+    let scan = scans.get(sessionsDirectory)
+    if (scan === undefined) scans.set(sessionsDirectory, scan = makeScan(files, probe, sessionsDirectory, timings, scope))
     return scan
   }
   const scanOf = (home: ClaudeHome) => scanIn(home.sessionsDirectory)
@@ -311,7 +297,7 @@ export const makeHomes = Effect.gen(function*() {
     return Effect.map(
       Effect.forEach(
         roots,
-        ([directory, root]) => Effect.map(scanIn(directory)(true, undefined, namesIn(directory, sessions)), (entries) => entries.map(labelled(root)))
+        ([directory, root]) => Effect.map(scanIn(directory)(true, undefined, sessions.map((s) => s.file)), (entries) => entries.map(labelled(root)))
       ),
       (perHome) => perHome.flat()
     )

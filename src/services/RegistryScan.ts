@@ -127,6 +127,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
    * per entry would normalize the directory again for every entry of a large registry.
    */
   const beforeName = path.join(directory, "_").slice(0, -1)
+  /** The directory as its files' paths name it (`path.dirname` of `beforeName` and a name). */
+  const ownDirectory = path.dirname(`${beforeName}_`)
 
   /**
    * A failed read is `unreadable` only when the earlier checks still pass: an unreadable file of
@@ -280,19 +282,19 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
    * so that every answer decides liveness alike; a start time is read only for the records that
    * passed every other check. The pids of the live sessions whose start time matched their
    * record's are added to `startTimeMatched`: those processes are proven to be the ones that wrote them.
-   * With `names`, the directory is not listed: those files of it stand for its listing (a file gone
-   * since is `unreadable`), each as one whose type the directory does not say, so stat'ed before it
-   * is read.
+   * With `only` (paths of files), the directory is not listed: those of them that are in it stand
+   * for its listing, once each (a file gone since is `unreadable`), each as one whose type the
+   * directory does not say, so stat'ed before it is read.
    */
   const scan = (
     onlyLivePids: boolean,
     startTimeMatched?: Set<number>,
-    names?: ReadonlyArray<string>
+    only?: ReadonlyArray<string>
   ): Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError> =>
     Effect.gen(function*() {
       // A missing registry directory is an empty registry: no session has started yet.
-      const listing: ReadonlyArray<DirectoryEntry> = names !== undefined
-        ? names.map((name) => ({ name, type: "Unknown" }))
+      const listing: ReadonlyArray<DirectoryEntry> = only !== undefined
+        ? [...new Set(only.filter((file) => path.dirname(file) === ownDirectory))].map((file) => ({ name: path.basename(file), type: "Unknown" }))
         : Option.getOrElse(yield* files.readDirectoryIfExists(directory), () => [])
       // Sorted here, by the short names (every file of a scan is in one directory), so that the
       // entries come out in file order.
