@@ -78,6 +78,20 @@ describe("the mounted command", () => {
       expect((JSON.parse(stdout[0]!) as Array<{ pid: number; name: string }>).map(({ name, pid }) => ({ name, pid }))).toEqual([{ name: "api", pid: proc.pid }])
     }))
 
+  it.effect("a JSON array longer than one piece reaches the host's Console as one line", () =>
+    Effect.gen(function*() {
+      // The standalone command writes a long array in pieces of 1,024 items; a host's Console gets the whole line.
+      const world = newWorld()
+      const procs = Array.from({ length: 1500 }, (_, i) => register(world, `s-${i}`))
+      for (const args of [["inspect", "--json"], ["list", "--json"]]) {
+        const { exit, stdout } = yield* run(world, ["claude-peers", ...args])
+        expect(exitCodeOf(exit), args.join(" ")).toBe(0)
+        expect(stdout, args.join(" ")).toHaveLength(1)
+        const pids = (JSON.parse(stdout[0]!) as Array<{ pid: number }>).map(({ pid }) => pid)
+        expect(pids.sort((a, b) => a - b), args.join(" ")).toEqual(procs.map((p) => p.pid).sort((a, b) => a - b))
+      }
+    }))
+
   it.effect("reads options as the standalone command does: list --claude-home DIR --json, on the host's ports", () =>
     Effect.gen(function*() {
       const world = newWorld()

@@ -10,14 +10,15 @@ import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { OutputFailed, OutputLoss } from "../../src/cli/Output.js"
+import { LineInPieces, OutputFailed, OutputLoss } from "../../src/cli/Output.js"
 import { ExitCode, reportUsageError, UsageError } from "../../src/cli/Report.js"
 import { terminalSafe } from "../../src/cli/Text.js"
 import { interruptedExitCode, setMainFiber } from "./Signals.js"
-import { hasPendingOutput, outputLoss, stdoutConsole, writeError } from "./Stdout.js"
+import { hasPendingOutput, outputLoss, stdoutConsole, writeError, writePieces } from "./Stdout.js"
 
 /** The program with the command's console and what it loses. */
-const onStdout = <A, E>(program: Effect.Effect<A, E>) => program.pipe(Console.withConsole(stdoutConsole), Effect.provideService(OutputLoss, outputLoss))
+const onStdout = <A, E>(program: Effect.Effect<A, E>) =>
+  program.pipe(Console.withConsole(stdoutConsole), Effect.provideService(OutputLoss, outputLoss), Effect.provideService(LineInPieces, writePieces))
 
 /** The exit code of a failure that could not be reported as the contract says. */
 const unreported = (exit: Exit.Exit<unknown, unknown>): number => {

@@ -57,57 +57,92 @@ const writeRest = (bytes: Uint8Array): Effect.Effect<void> =>
     })
   })
 
-/** `text` and a line break as UTF-8, for a line written through `process.stdout`. */
-const lineBytes = (text: string): Buffer => Buffer.from(`${text}\n`, "utf8")
+/** `text`, and a line break after the line's last piece, as UTF-8, for a piece written through `process.stdout`. */
+const pieceBytes = (text: string, last: boolean): Buffer => Buffer.from(last ? `${text}\n` : text, "utf8")
 
 const encoder = new TextEncoder()
 
 /**
  * Where a line is encoded on its way to file descriptor 1, a piece at a time. The whole line
- * encoded at once is a buffer as large as the text (26 MB for `inspect --json` at 100,000 records),
+ * encoded at once is a buffer as large as the text (30 MB for `inspect --json` at 100,000 records),
  * which the kernel hands over fresh pages for; the pieces reuse these 64 KiB.
  */
 const piece = new Uint8Array(64 * 1024)
 
 /**
- * Encodes the next piece of a line into `piece`, from the unit `from` of `text`, and the line break
- * once the text is done and there is room. `encodeInto` ends on a whole character, so no piece
+ * Encodes the next piece of `text` into `piece`, from its unit `from`, and the line break once the
+ * line's last text is done and there is room. `encodeInto` ends on a whole character, so no piece
  * splits one.
  */
-const encodePiece = (text: string, from: number) => {
+const encodePiece = (text: string, from: number, last: boolean) => {
   const { read, written } = encoder.encodeInto(from === 0 ? text : text.slice(from), piece)
-  const ended = from + read === text.length && written < piece.length
-  if (ended) piece[written] = 0x0a
-  return { next: from + read, length: ended ? written + 1 : written, ended }
+  const ended = from + read === text.length && (!last || written < piece.length)
+  if (ended && last) piece[written] = 0x0a
+  return { next: from + read, length: ended && last ? written + 1 : written, ended }
 }
 
+/** `first`, then what `rest` has left. */
+function* startingWith(first: string, rest: Iterator<string, void>): Generator<string, void> {
+  yield first
+  for (let next = rest.next(); !next.done; next = rest.next()) yield next.value
+}
+
+/** Hands the rest of a line to `process.stdout`: `first`, then the texts `rest` has left, each written before the next is made. */
+const writeRestOf = (first: Uint8Array, rest: Iterator<string, void>): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    if (first.length > 0) yield* writeRest(first)
+    for (let next = rest.next(); !next.done && !readerGone && lost === undefined;) {
+      const text = next.value
+      next = rest.next()
+      const bytes = pieceBytes(text, next.done === true)
+      if (bytes.length > 0) yield* writeRest(bytes)
+    }
+  })
+
 /**
- * Writes `text` and a line break to stdout, all of it, or records why not. A full non-blocking pipe
- * (EAGAIN) hands the rest of the line, the unwritten bytes of its piece first, to `process.stdout`.
+ * Writes a line made of `texts` and a line break to stdout, all of it, or records why not. Each text
+ * is asked for once the ones before it are written (the next one first: the line break follows the
+ * last). A full non-blocking pipe (EAGAIN) hands the rest of the line, the unwritten bytes of its
+ * piece first, to `process.stdout`.
  */
-export const writeLine = (text: string): Effect.Effect<void> =>
+export const writePieces = (texts: Iterable<string>): Effect.Effect<void> =>
   Effect.suspend(() => {
     if (readerGone || lost !== undefined) return Effect.void
-    if (throughStream) return writeRest(lineBytes(text))
+    // A line of no texts is an empty line.
+    const iterator = startingWith("", texts[Symbol.iterator]())
+    if (throughStream) return writeRestOf(new Uint8Array(0), iterator)
+    let next = iterator.next()
+    let text = ""
+    let last = true
     // The piece being written, and how much of it is.
-    let current = { next: 0, length: 0, ended: false }
+    let current = { next: 0, length: 0, ended: true }
     let offset = 0
     try {
-      while (!current.ended) {
-        current = encodePiece(text, current.next)
-        for (offset = 0; offset < current.length;) offset += fs.writeSync(1, piece, offset, current.length - offset)
+      while (!next.done) {
+        text = next.value
+        next = iterator.next()
+        last = next.done === true
+        current = { next: 0, length: 0, ended: false }
+        while (!current.ended) {
+          current = encodePiece(text, current.next, last)
+          for (offset = 0; offset < current.length;) offset += fs.writeSync(1, piece, offset, current.length - offset)
+        }
       }
       return Effect.void
     } catch (error) {
       const code = codeOf(error)
       if (code === "EPIPE") readerGone = true
       else if (code === "EAGAIN") {
-        const rest = current.ended ? new Uint8Array(0) : lineBytes(text.slice(current.next))
-        return writeRest(Buffer.concat([piece.subarray(offset, current.length), rest]))
+        const unwritten = piece.subarray(offset, current.length)
+        const restOfText = current.ended ? new Uint8Array(0) : pieceBytes(text.slice(current.next), last)
+        return writeRestOf(Buffer.concat([unwritten, restOfText]), next.done === true ? iterator : startingWith(next.value, iterator))
       } else lost = code
       return Effect.void
     }
   })
+
+/** Writes `text` and a line break to stdout, as `writePieces` does. */
+export const writeLine = (text: string): Effect.Effect<void> => writePieces([text])
 
 /** Set once a diagnostic was handed to `process.stderr`: later ones follow it there, in order. */
 let stderrThroughStream = false

@@ -30,7 +30,7 @@ import { StandardInput } from "./Input.js"
 import type { CommandOf, Invocation } from "./Invocation.js"
 import { OutputFailed, printError, printLine, readerGone } from "./Output.js"
 import { deliveryText, entriesTable, eventLine, inspectRow, policiesText, policyText, sessionDetails, sessionsTable, settingsText, waitText } from "./Render.js"
-import { ExitCode, exitCodes, printData, type ReportedError, reportFailures, reportUsageError } from "./Report.js"
+import { ExitCode, exitCodes, printData, printList, type ReportedError, reportFailures, reportUsageError } from "./Report.js"
 import { jsonText, terminalSafe } from "./Text.js"
 import { eventMatches, filters } from "./WatchFilter.js"
 
@@ -65,7 +65,7 @@ const noFileNote = (error: ReportedError) =>
 export const list = Effect.fn("list")(function*(json: boolean) {
   const sessions = yield* (yield* Registry).list
   const missing = sessions.length === 0 && !json ? yield* missingDirectory : undefined
-  yield* printData(json, () => sessions.map(sessionJson), () => sessionsTable(sessions, missing))
+  yield* printList(json, sessions, sessionJson, () => sessionsTable(sessions, missing))
 }, reported)
 
 export const inspect = Effect.fn("inspect")(function*(json: boolean) {
@@ -77,7 +77,7 @@ export const inspect = Effect.fn("inspect")(function*(json: boolean) {
         ? Effect.map(registry.transcript(entry.verdict.session), (session) => ({ ...entry, verdict: { _tag: "live" as const, session } }))
         : Effect.succeed(entry)))
   const missing = entries.length === 0 && !json ? yield* missingDirectory : undefined
-  yield* printData(json, () => entries.map(inspectRow), () => entriesTable(entries, missing))
+  yield* printList(json, entries, inspectRow, () => entriesTable(entries, missing))
 }, reported)
 
 export const resolve = Effect.fn("resolve")(function*(json: boolean, command: CommandOf<"resolve">) {
@@ -142,7 +142,7 @@ export const policy = Effect.fn("policy")(function*(json: boolean, command: Comm
   if (command.query === undefined) {
     const all = (yield* policies.list).map(forSender)
     const missing = all.length === 0 && !json ? yield* missingDirectory : undefined
-    yield* printData(json, () => all.map(sessionPolicyJson), () => policiesText(all, missing))
+    yield* printList(json, all, sessionPolicyJson, () => policiesText(all, missing))
   } else {
     const one = forSender((yield* policies.resolve(command.query, { allowSharedName: command.allowSharedName === true })).policy)
     yield* printData(json, () => sessionPolicyJson(one), () => policyText(one))

@@ -55,6 +55,23 @@ export const lineTo = (console: Console.Console, text: string): Effect.Effect<vo
 /** Writes `text` as one line of data (stdout), or fails. */
 export const printLine = (text: string): Effect.Effect<void, OutputFailed> => Console.consoleWith((console) => lineTo(console, text))
 
+/** Writes one line made of `pieces`, in order, each piece asked for only once the ones before it are written. */
+export type PiecesWriter = (pieces: Iterable<string>) => Effect.Effect<void>
+
+/**
+ * How a line that comes in pieces is written (a JSON array: `inspect --json` over 100,000 records is
+ * 30 MB of text). By default its pieces are joined and given to `Console.log` as one line, as any other;
+ * a writer given here (the standalone command's) writes each piece as it comes, so that the whole text
+ * is never held at once. Lost output is reported through `OutputLoss` either way.
+ */
+export class LineInPieces extends Context.Reference<LineInPieces>()("claude-peers/cli/LineInPieces", {
+  defaultValue: (): PiecesWriter | undefined => undefined
+}) {}
+
+/** Writes one line of data made of `pieces` (stdout), or fails. */
+export const printPieces = (pieces: Iterable<string>): Effect.Effect<void, OutputFailed> =>
+  Effect.flatMap(LineInPieces, (write) => (write === undefined ? printLine(Array.from(pieces).join("")) : Effect.zipRight(write(pieces), checked)))
+
 /** Writes a diagnostic line (stderr); where even that cannot be written, there is nobody left to tell. */
 export const printError = (text: string): Effect.Effect<void> => Console.error(text)
 

@@ -20,8 +20,8 @@ import {
   type TimedOut,
   type WouldBeHeld
 } from "../domain/Errors.js"
-import { OutputFailed, printError, printLine } from "./Output.js"
-import { jsonText, terminalSafe, terminalSafeLines } from "./Text.js"
+import { OutputFailed, printError, printLine, printPieces } from "./Output.js"
+import { jsonArrayPieces, jsonText, terminalSafe, terminalSafeLines } from "./Text.js"
 
 export type ReportedError =
   | NotLive
@@ -103,6 +103,10 @@ export const errorJson = (reason: string, message: string, evidence: Record<stri
 /** Prints a data value: its JSON on stdout with `--json`, otherwise the human rendering. */
 export const printData = (json: boolean, encoded: () => unknown, human: () => string): Effect.Effect<void, OutputFailed> =>
   printLine(json ? jsonText(encoded()) : human())
+
+/** Prints a list: with `--json` the array of `encode`'s values, in pieces (see `printPieces`), otherwise the human rendering. */
+export const printList = <A>(json: boolean, items: ReadonlyArray<A>, encode: (item: A) => unknown, human: () => string): Effect.Effect<void, OutputFailed> =>
+  json ? printPieces(jsonArrayPieces(items, encode)) : printLine(human())
 
 const report = (json: boolean, error: ReportedError, note: string | undefined): Effect.Effect<never, ExitCode | OutputFailed> => {
   const reason = reasonOf(error)

@@ -16,6 +16,26 @@ const unsafeInJson = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\
  */
 export const jsonText = (value: unknown): string => JSON.stringify(value).replace(unsafeInJson, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
+/** How many items one piece of `jsonArrayPieces` holds. */
+export const itemsPerPiece = 1024
+
+/**
+ * `jsonText(items.map(encode))` as pieces that join to exactly that text, each made only when it is
+ * asked for: `[`, then `itemsPerPiece` items at a time, separated by `,`, then `]`. A JSON array is its
+ * items' texts joined by commas, so no piece needs the others.
+ */
+export function* jsonArrayPieces<A>(items: ReadonlyArray<A>, encode: (item: A) => unknown, size = itemsPerPiece): Generator<string, void> {
+  if (items.length === 0) {
+    yield "[]"
+    return
+  }
+  for (let start = 0; start < items.length; start += size) {
+    const text = jsonText(items.slice(start, start + size).map(encode))
+    const last = start + size >= items.length
+    yield `${start === 0 ? "[" : ","}${text.slice(1, last ? text.length : -1)}`
+  }
+}
+
 /**
  * An empty last cell leaves its row's padding at the end of the line: that is cut, spaces only.
  * A loop, not `/ +$/`: the regular expression tries the rest of the line from every space of every
