@@ -111,34 +111,31 @@ export const writePieces = (texts: Iterable<string>): Effect.Effect<void> =>
     // A line of no texts is an empty line.
     const iterator = startingWith("", texts[Symbol.iterator]())
     if (throughStream) return writeRestOf(new Uint8Array(0), iterator)
-    let next = iterator.next()
-    let text = ""
-    let last = true
-    // The piece being written, and how much of it is.
-    let current = { next: 0, length: 0, ended: true }
-    let offset = 0
-    try {
-      while (!next.done) {
-        text = next.value
-        next = iterator.next()
-        last = next.done === true
-        current = { next: 0, length: 0, ended: false }
+    // Only the writes are caught: a text that cannot be made is a defect, not lost output.
+    for (let next = iterator.next(); !next.done;) {
+      const text = next.value
+      next = iterator.next()
+      const last = next.done === true
+      // The piece being written, and how much of it is.
+      let current = { next: 0, length: 0, ended: false }
+      let offset = 0
+      try {
         while (!current.ended) {
           current = encodePiece(text, current.next, last)
           for (offset = 0; offset < current.length;) offset += fs.writeSync(1, piece, offset, current.length - offset)
         }
+      } catch (error) {
+        const code = codeOf(error)
+        if (code === "EPIPE") readerGone = true
+        else if (code === "EAGAIN") {
+          const unwritten = piece.subarray(offset, current.length)
+          const restOfText = current.ended ? new Uint8Array(0) : pieceBytes(text.slice(current.next), last)
+          return writeRestOf(Buffer.concat([unwritten, restOfText]), next.done === true ? iterator : startingWith(next.value, iterator))
+        } else lost = code
+        return Effect.void
       }
-      return Effect.void
-    } catch (error) {
-      const code = codeOf(error)
-      if (code === "EPIPE") readerGone = true
-      else if (code === "EAGAIN") {
-        const unwritten = piece.subarray(offset, current.length)
-        const restOfText = current.ended ? new Uint8Array(0) : pieceBytes(text.slice(current.next), last)
-        return writeRestOf(Buffer.concat([unwritten, restOfText]), next.done === true ? iterator : startingWith(next.value, iterator))
-      } else lost = code
-      return Effect.void
     }
+    return Effect.void
   })
 
 /** Writes `text` and a line break to stdout, as `writePieces` does. */
