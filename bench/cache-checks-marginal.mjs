@@ -47,7 +47,8 @@ const without = (text, replacements) =>
 
 const temporary = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-cache-checks-"))
 // About as deep as a per-user global install (`~/.nvm/versions/node/v20/lib/node_modules/claude-peers`,
-// whose `dist` is 10 below `/`): the loader checks every directory above the one it keeps caches in.
+// whose `dist` is 10 below `/`). The loader walks the directories above a cache directory, but not
+// above the bundle's own (where these caches are): the depth matters for caches kept elsewhere.
 const below = (directory) => directory.split(path.sep).filter((name) => name !== "").length
 const levels = Math.max(0, Number(process.env.CHECK_DEPTH ?? 9) - 1 - below(temporary))
 const install = path.join(temporary, ...Array.from({ length: levels }, (_, i) => `d${i}`))
@@ -67,6 +68,10 @@ try {
   // the checksum: no WebAssembly made at all).
   const walk = [
     ["  if (uid === undefined) return real\n", "  return real\n"],
+    [
+      "  if (uid === undefined) return directory\n  try {\n    const stats = fs.statSync(directory)",
+      "  return directory\n  try {\n    const stats = fs.statSync(directory)"
+    ],
     ["if (stats.isFile() && (uid === undefined || (ownedByUs(stats.uid) && (stats.mode & 0o022) === 0)))", "if (true)"]
   ]
   const checksum = [

@@ -256,10 +256,32 @@ const trustedOnce = (directory) => {
   return trusted.get(directory)
 }
 
+/**
+ * The directory the bundle is read from, when only this user (or root) can change what it holds:
+ * owned by this user or root, and writable by nobody else, sticky or not (in a sticky shared
+ * directory others cannot replace the bundle, but they could add a cache). Unlike any other cache
+ * directory, the ones above it are not walked: the loader and the bundle were read through them,
+ * and whoever can change one of them can put another loader and bundle in their place, cache or not.
+ */
+const bundleDirectory = () => {
+  const directory = path.dirname(bundleFile)
+  if (uid === undefined) return directory
+  try {
+    const stats = fs.statSync(directory)
+    if (stats.isDirectory() && ownedByUs(stats.uid) && (stats.mode & 0o022) === 0) return directory
+    say(`${directory}: not used, ${ownedByUs(stats.uid) ? "writable by others" : `owned by uid ${stats.uid}`}`)
+  } catch {
+    // Gone since the bundle was opened: nowhere to keep caches.
+  }
+  return null
+}
+
 /** The install's own cache directory, trusted: beside the bundle, unless `CLAUDE_PEERS_CACHE_DIR` says otherwise. */
 const installDirectory = () => {
   const override = process.env.CLAUDE_PEERS_CACHE_DIR
-  return trustedOnce(override !== undefined && override !== "" ? override : path.dirname(bundleFile))
+  if (override !== undefined && override !== "") return trustedOnce(override)
+  if (!trusted.has(bundleFile)) trusted.set(bundleFile, bundleDirectory())
+  return trusted.get(bundleFile)
 }
 
 const isWritableDirectory = (directory) => {

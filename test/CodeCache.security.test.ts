@@ -65,9 +65,9 @@ const answer = (result: ReturnType<typeof listJson>) => {
 
 const forgedLine = `[{"pid":1,"name":"forged"}]`
 
-/** The key a cache of the bundle must carry (see `openBundle` in the loader), for runs without flags. */
-const bundleKey = () => {
-  const s = fs.statSync(bundle, { bigint: true })
+/** The key a cache of a bundle must carry (see `openBundle` in the loader), for runs without flags. */
+const bundleKey = (file = bundle) => {
+  const s = fs.statSync(file, { bigint: true })
   return `${s.size}:${s.mtimeNs}:${s.ctimeNs}:${s.ino}:${s.dev}:${process.version}:${process.arch}:`
 }
 
@@ -82,9 +82,9 @@ const header = (key: string, digest: string) => {
  * as the loader's runs are.
  */
 const forgedCache = (() => {
-  let bytes: Buffer | undefined
-  return () => {
-    if (bytes !== undefined) return bytes
+  let data: Buffer | undefined
+  return (bundleFile = bundle) => {
+    if (data !== undefined) return Buffer.concat([header(bundleKey(bundleFile), checksumOf(data)), data])
     const text = fs.readFileSync(bundle, "latin1")
     const index = JSON.parse(text.split("\n")[1]!.slice(3)) as Record<string, [number, number, number]>
     const [start, end] = index["claude-peers:list"]!
@@ -98,15 +98,14 @@ const forgedCache = (() => {
       ["-e", `process.stdout.write(new (require("node:vm").Script)(require("node:fs").readFileSync(0, "latin1")).createCachedData())`],
       { input: Buffer.from(source, "latin1"), env: { PATH: process.env.PATH }, maxBuffer: 64 * 1024 * 1024 }
     )
-    const data = compiled.stdout
-    bytes = Buffer.concat([header(bundleKey(), checksumOf(data)), data])
-    return bytes
+    data = compiled.stdout
+    return Buffer.concat([header(bundleKey(bundleFile), checksumOf(data)), data])
   }
 })()
 
-const plant = (directory: string, mode = 0o644) => {
+const plant = (directory: string, mode = 0o644, bundleFile = bundle) => {
   const file = path.join(directory, cacheName)
-  fs.writeFileSync(file, forgedCache(), { mode })
+  fs.writeFileSync(file, forgedCache(bundleFile), { mode })
   fs.chmodSync(file, mode)
   return file
 }
@@ -200,6 +199,59 @@ describe("a code cache only its user can have written", { timeout: 120_000 }, ()
     expect(result.status).toBe(0)
     expect(answer(result)).toBe(alpha())
     expect(result.stderr).toContain("not a regular file")
+  })
+})
+
+describe("the cache beside the bundle", { timeout: 120_000 }, () => {
+  /** A copy of the install (loader and bundle) in a fresh directory under `parent`, and a run of its `list --json`. */
+  const copyInstall = (parent = tmp) => {
+    const install = freshDir("install", parent)
+    for (const d of ["bin", "dist"]) fs.mkdirSync(path.join(install, d), { mode: 0o755 })
+    for (const f of ["claude-peers.js", "package.json"]) fs.copyFileSync(path.join(root, "bin", f), path.join(install, "bin", f))
+    const dist = path.join(install, "dist")
+    const bundleFile = path.join(dist, "claude-peers.cjs")
+    fs.copyFileSync(bundle, bundleFile)
+    const run = (env: NodeJS.ProcessEnv = {}) => {
+      const result = spawnSync(process.execPath, [path.join(install, "bin", "claude-peers.js"), "--claude-home", home, "list", "--json"], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, HOME: "/nonexistent-home", TMPDIR: freshDir("fallback"), ...env },
+        timeout: 30_000
+      })
+      return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+    }
+    return { dist, bundleFile, run }
+  }
+
+  it("control: runs where only this user can write the bundle's directory, whoever can write the ones above it", () => {
+    // Above the bundle's directory nothing is walked: whoever can change a directory there can
+    // replace the loader and the bundle themselves, so a check of the cache would keep nothing out.
+    const open = freshDir("open-above-install")
+    fs.chmodSync(open, 0o777)
+    const { bundleFile, dist, run } = copyInstall(open)
+    plant(dist, 0o644, bundleFile)
+    expect(answer(run())).toBe(JSON.stringify([[1, "forged"]]))
+  })
+
+  for (const [what, mode] of [["group-writable", 0o775], ["world-writable", 0o777], ["sticky world-writable", 0o1777]] as const) {
+    it(`is not used when the bundle's directory is ${what}, nor is that directory written`, () => {
+      const { bundleFile, dist, run } = copyInstall()
+      const file = plant(dist, 0o644, bundleFile)
+      fs.chmodSync(dist, mode)
+      const result = run(debug)
+      expect(answer(result)).toBe(alpha())
+      expect(result.stderr).toContain(`${dist}: not used, writable by others`)
+      expect(fs.readFileSync(file).equals(forgedCache(bundleFile))).toBe(true)
+      expect(fs.readdirSync(dist).sort()).toEqual(["claude-peers.cjs", cacheName].sort())
+    })
+  }
+
+  it.skipIf(!isRoot)("is not used when another user owns the bundle's directory", () => {
+    const { bundleFile, dist, run } = copyInstall()
+    plant(dist, 0o644, bundleFile)
+    fs.chownSync(dist, nobody, nobody)
+    const result = run(debug)
+    expect(answer(result)).toBe(alpha())
+    expect(result.stderr).toContain(`${dist}: not used, owned by uid ${nobody}`)
   })
 })
 
