@@ -195,6 +195,16 @@ const cacheNameOf = (part) => `${path.basename(bundleFile)}.${part.replace(/^.*:
 const ownedByUs = (owner) => owner === uid || owner === 0
 
 /**
+ * Why a directory's `stats` let someone else change what it holds, or null: not this user's or
+ * root's, or writable by others. A sticky directory is allowed only above the one a cache is in
+ * (`first` is that one): in a sticky one others cannot replace an entry, but they can add one.
+ */
+const distrust = (stats, first) => {
+  if (!ownedByUs(stats.uid)) return `owned by uid ${stats.uid}`
+  return (stats.mode & 0o022) !== 0 && (first || (stats.mode & 0o1000) === 0) ? "writable by others" : null
+}
+
+/**
  * `directory`'s real path when only this user (or root) can change what it holds, else null (and
  * why, under the debug variable): it is absolute, and it and every directory above it is owned by
  * this user or root and writable by nobody else; an ancestor may be sticky, as `/tmp` is.
@@ -216,9 +226,9 @@ const trustedDirectory = (directory) => {
     for (let current = real, first = true;; first = false) {
       const stats = fs.lstatSync(current)
       if (!stats.isDirectory()) return null
-      const othersWrite = (stats.mode & 0o022) !== 0 && (first || (stats.mode & 0o1000) === 0)
-      if (!ownedByUs(stats.uid) || othersWrite) {
-        say(`${directory}: not used, ${current} is ${ownedByUs(stats.uid) ? "writable by others" : `owned by uid ${stats.uid}`}`)
+      const why = distrust(stats, first)
+      if (why !== null) {
+        say(`${directory}: not used, ${current} is ${why}`)
         return null
       }
       const parent = path.dirname(current)
@@ -268,8 +278,9 @@ const bundleDirectory = () => {
   if (uid === undefined) return directory
   try {
     const stats = fs.statSync(directory)
-    if (stats.isDirectory() && ownedByUs(stats.uid) && (stats.mode & 0o022) === 0) return directory
-    say(`${directory}: not used, ${ownedByUs(stats.uid) ? "writable by others" : `owned by uid ${stats.uid}`}`)
+    const why = stats.isDirectory() ? distrust(stats, true) : "not a directory"
+    if (why === null) return directory
+    say(`${directory}: not used, ${why}`)
   } catch {
     // Gone since the bundle was opened: nowhere to keep caches.
   }
