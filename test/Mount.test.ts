@@ -80,7 +80,7 @@ describe("the mounted command", () => {
 
   it.effect("a JSON array longer than one piece reaches the host's Console as one line", () =>
     Effect.gen(function*() {
-      // The standalone command writes a long array in pieces of 1,024 items; a host's Console gets the whole line.
+      // The standalone command writes a long array in pieces (`itemsPerPiece` items); a host's Console gets the whole line.
       const world = newWorld()
       const procs = Array.from({ length: 1500 }, (_, i) => register(world, `s-${i}`))
       for (const args of [["inspect", "--json"], ["list", "--json"]]) {

@@ -38,11 +38,11 @@ describe("jsonArrayPieces", () => {
       })
     ))
 
-  it("is [] for no items, and the default piece holds 1,024", () => {
+  it("is [] for no items, and the default piece holds 256", () => {
     expect([...jsonArrayPieces([], (r) => r)]).toEqual(["[]"])
-    const items = Array.from({ length: 2049 }, (_, i) => i)
+    const items = Array.from({ length: 513 }, (_, i) => i)
     const pieces = [...jsonArrayPieces(items, (r) => r)]
-    expect(pieces.map((piece) => piece.split(",").length)).toEqual([1024, 1025, 2])
+    expect(pieces.map((piece) => piece.split(",").length)).toEqual([256, 257, 2])
     expect(pieces.join("")).toBe(JSON.stringify(items))
   })
 })

@@ -17,7 +17,7 @@ const unsafeInJson = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\
 export const jsonText = (value: unknown): string => JSON.stringify(value).replace(unsafeInJson, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
 /** How many items one piece of `jsonArrayPieces` holds. */
-export const itemsPerPiece = 1024
+export const itemsPerPiece = 256
 
 /**
  * `jsonText(items.map(encode))` as pieces that join to exactly that text, each made only when it is
