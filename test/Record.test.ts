@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc, Schema } from "effect"
-import { decodeRecordDescription, readRecord, RecordDescription } from "../src/domain/Record.js"
+import { decodeRecordDescription, readRecord, RecordDescription, sessionOf } from "../src/domain/Record.js"
 
 const keys = [
   "cwd",
@@ -54,11 +54,20 @@ describe("decodeRecordDescription", () => {
     expect(read).toMatchObject({ cwd: null, rawStatus: "thinking", updatedAtMs: null, startedAtMs: 12.5, kind: null })
   })
 
-  it("is what readRecord puts in a candidate's session", () => {
+  it("is what sessionOf puts in a candidate's session", () => {
     const json = { pid: 42, sessionId: "s", name: "n", messagingSocketPath: "/s", status: "shell", cwd: "/w", updatedAt: "x" }
-    const reading = readRecord(json, 42, "/r/42.json")
+    const reading = readRecord(json, 42)
     expect(reading._tag).toBe("Candidate")
     if (reading._tag !== "Candidate") return
-    expect(reading.session).toMatchObject({ status: "idle", rawStatus: "shell", cwd: "/w", updatedAtMs: null })
+    expect(sessionOf(json, reading, "/r/42.json")).toMatchObject({
+      pid: 42,
+      sessionId: "s",
+      name: "n",
+      status: "idle",
+      rawStatus: "shell",
+      cwd: "/w",
+      updatedAtMs: null,
+      file: "/r/42.json"
+    })
   })
 })

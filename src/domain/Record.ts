@@ -137,12 +137,16 @@ export type RecordReading =
   }
   | {
     readonly _tag: "Candidate"
-    /** The session as the record describes it; its `address` is decided by the registry, against the other live sessions. */
-    readonly session: Session
+    readonly pid: number
+    readonly sessionId: string
+    readonly name: string
     /** `procStart` when it is a string; any other value is ignored, as Claude Code ignores it. */
     readonly procStart: string | null
     readonly pidDomain: string | null
   }
+
+/** A record that passed every check of its own. */
+export type CandidateRecord = Extract<RecordReading, { readonly _tag: "Candidate" }>
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
@@ -183,9 +187,9 @@ export const describeValue = (value: unknown): string => {
 
 /**
  * Reads a parsed record in the contract's order; the first check that fails names the verdict.
- * `filePid` is the pid from the file name, `file` the path the session will report.
+ * `filePid` is the pid from the file name.
  */
-export const readRecord = (json: unknown, filePid: number, file: string): RecordReading => {
+export const readRecord = (json: unknown, filePid: number): RecordReading => {
   const reject = (verdict: Verdict, pid: number | null = null, sessionId: string | null = null, name: string | null = null): RecordReading => ({
     _tag: "Rejected",
     verdict,
@@ -213,34 +217,44 @@ export const readRecord = (json: unknown, filePid: number, file: string): Record
   // A spare holds no conversation yet, and Claude Code addresses none: listing it would offer a
   // sender a session that nobody is in. Claimed by a task, it is rewritten without `spare`.
   if (spare === true) return reject({ _tag: "spare" }, pid, sessionId, name)
-  const description = decodeRecordDescription(record)
   return {
     _tag: "Candidate",
+    pid,
+    sessionId,
+    name,
     procStart: typeof procStart === "string" ? procStart : null,
-    pidDomain: typeof pidDomain === "string" ? pidDomain : null,
-    session: {
-      pid,
-      sessionId,
-      name,
-      address: null,
-      cwd: description.cwd,
-      socketPath: description.socketPath,
-      status: statusFromRaw(description.rawStatus),
-      rawStatus: description.rawStatus,
-      statusUpdatedAtMs: description.statusUpdatedAtMs,
-      updatedAtMs: description.updatedAtMs,
-      startedAtMs: description.startedAtMs,
-      kind: description.kind,
-      entrypoint: description.entrypoint,
-      nameSource: description.nameSource,
-      waitingFor: description.waitingFor,
-      jobId: description.jobId,
-      version: description.version,
-      tmux: description.tmux,
-      file,
-      stopped: false,
-      unaddressable: description.socketPath === null ? "no_socket" : null
-    }
+    pidDomain: typeof pidDomain === "string" ? pidDomain : null
+  }
+}
+
+/**
+ * The session that `record`, read as `candidate`, describes, reported as read from `file`; its
+ * `address` is decided by the registry, against the other live sessions.
+ */
+export const sessionOf = (record: object, { name, pid, sessionId }: CandidateRecord, file: string): Session => {
+  const description = decodeRecordDescription(record)
+  return {
+    pid,
+    sessionId,
+    name,
+    address: null,
+    cwd: description.cwd,
+    socketPath: description.socketPath,
+    status: statusFromRaw(description.rawStatus),
+    rawStatus: description.rawStatus,
+    statusUpdatedAtMs: description.statusUpdatedAtMs,
+    updatedAtMs: description.updatedAtMs,
+    startedAtMs: description.startedAtMs,
+    kind: description.kind,
+    entrypoint: description.entrypoint,
+    nameSource: description.nameSource,
+    waitingFor: description.waitingFor,
+    jobId: description.jobId,
+    version: description.version,
+    tmux: description.tmux,
+    file,
+    stopped: false,
+    unaddressable: description.socketPath === null ? "no_socket" : null
   }
 }
 

@@ -10,7 +10,17 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as path from "node:path"
 import { type AddressScope, withAddresses } from "../domain/Address.js"
-import { describeValue, maxRecordBytes, parseRecordJson, pidOfFileName, readRecord, type RecordReading, sameStartTime } from "../domain/Record.js"
+import {
+  type CandidateRecord,
+  describeValue,
+  maxRecordBytes,
+  parseRecordJson,
+  pidOfFileName,
+  readRecord,
+  type RecordReading,
+  sameStartTime,
+  sessionOf
+} from "../domain/Record.js"
 import type { Session } from "../domain/Session.js"
 import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
 import { type BoundedRead, byName, type DirectoryEntry, type Files } from "./Files.js"
@@ -21,7 +31,13 @@ import * as Timing from "./Timing.js"
 type FileReading =
   | { readonly _tag: "Verdict"; readonly verdict: Verdict }
   /** `owner`: the uid owning the file read, where the file layer reports it. */
-  | { readonly _tag: "Record"; readonly reading: RecordReading; readonly owner: number | null }
+  | {
+    readonly _tag: "Record"
+    readonly reading: RecordReading
+    /** The session a candidate describes, where its pid has a process: null for every other record. */
+    readonly session: Session | null
+    readonly owner: number | null
+  }
 
 /** A read whose bytes did not parse: maybe Claude Code's in-place rewrite caught half way. */
 type FirstReading = FileReading | { readonly _tag: "Unparsable"; readonly reason: string }
@@ -33,8 +49,12 @@ const isNotFound = (error: PlatformError): boolean => error._tag === "SystemErro
 const unreadable = (error: PlatformError): FileReading =>
   verdict({ _tag: "unreadable", reason: isNotFound(error) ? "it vanished during the scan" : error.message })
 
-/** What one bounded read's bytes say, before any process is consulted. */
-const decodeRead = (read: BoundedRead, file: string, filePid: number): FirstReading => {
+/**
+ * What one bounded read's bytes say, before any process is consulted but the liveness pass. A
+ * session is described only for a candidate whose pid `alive` found: most records of a large
+ * registry are stale, and their entry needs only the record's identity.
+ */
+const decodeRead = (read: BoundedRead, file: string, filePid: number, alive: boolean): FirstReading => {
   switch (read._tag) {
     case "NotRegular":
       return verdict({ _tag: "not_a_file", type: read.type })
@@ -42,9 +62,11 @@ const decodeRead = (read: BoundedRead, file: string, filePid: number): FirstRead
       return verdict({ _tag: "too_large", size: read.size })
     case "Read": {
       const json = parseRecordJson(read.bytes)
-      return json._tag === "Left"
-        ? { _tag: "Unparsable", reason: json.left }
-        : { _tag: "Record", reading: readRecord(json.right, filePid, file), owner: read.owner?.uid ?? null }
+      if (json._tag === "Left") return { _tag: "Unparsable", reason: json.left }
+      const reading = readRecord(json.right, filePid)
+      const record = json.right
+      const session = reading._tag === "Candidate" && alive && typeof record === "object" && record !== null ? sessionOf(record, reading, file) : null
+      return { _tag: "Record", reading, session, owner: read.owner?.uid ?? null }
     }
   }
 }
@@ -53,12 +75,12 @@ const decodeRead = (read: BoundedRead, file: string, filePid: number): FirstRead
  * A record's entry: one object literal, its keys in one order, not a spread of the record's identity
  * (a spread's object is several times larger, and a large registry holds one per file).
  */
-const entryOf = (file: string, session: Session, verdict: Verdict): RegistryEntry => ({
+const entryOf = (file: string, record: CandidateRecord, verdict: Verdict): RegistryEntry => ({
   file,
   verdict,
-  pid: session.pid,
-  sessionId: session.sessionId,
-  name: session.name
+  pid: record.pid,
+  sessionId: record.sessionId,
+  name: record.name
 })
 
 interface Candidate {
@@ -146,15 +168,15 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
     })
 
   /** One bounded read of a file that is (or was, a moment ago) regular, decoded as a record. */
-  const readOnce = (file: string, filePid: number): Effect.Effect<FirstReading> =>
+  const readOnce = (file: string, filePid: number, liveness: Liveness): Effect.Effect<FirstReading> =>
     Effect.matchEffect(files.readBounded(file, { maxBytes: maxRecordBytes, followLinks: true }), {
       onFailure: (error) => readFailure(file, error),
-      onSuccess: (read) => Effect.succeed(decodeRead(read, file, filePid))
+      onSuccess: (read) => Effect.succeed(decodeRead(read, file, filePid, liveness.isAlive(filePid)))
     })
 
-  const readEntry = ({ file, pid, type }: Candidate): Effect.Effect<FirstReading> => {
+  const readEntry = ({ file, pid, type }: Candidate, liveness: Liveness): Effect.Effect<FirstReading> => {
     if (pid === null) return Effect.succeed(verdict({ _tag: "not_a_record" }))
-    if (type === "File") return readOnce(file, pid)
+    if (type === "File") return readOnce(file, pid, liveness)
     // The directory already says what it is unless it is a link or the file system cannot tell:
     // only those are stat'ed, so that a FIFO or a device is never opened.
     if (type !== "SymbolicLink" && type !== "Unknown") return Effect.succeed(verdict({ _tag: "not_a_file", type }))
@@ -165,7 +187,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
             ? verdict({ _tag: "unreadable", reason: "the link points to nothing" })
             : unreadable(error)
         ),
-      onSuccess: (info) => info.type === "File" ? readOnce(file, pid) : Effect.succeed(verdict({ _tag: "not_a_file", type: info.type }))
+      onSuccess: (info) => info.type === "File" ? readOnce(file, pid, liveness) : Effect.succeed(verdict({ _tag: "not_a_file", type: info.type }))
     })
   }
 
@@ -202,8 +224,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
         : record.verdict
       return void (entries[index] = { file, verdict: v, pid, sessionId: record.sessionId, name: record.name })
     }
-    const { session } = record
-    const entry = (v: Verdict) => entryOf(file, session, v)
+    const entry = (v: Verdict) => entryOf(file, record, v)
     const owner = reading.owner
     const { here, owners } = context
     if (owners !== null && owner !== null && owner !== owners.reader && owner !== owners.homeOwner) {
@@ -215,7 +236,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       return void (entries[index] = entry({ _tag: "other_pid_domain", pidDomain: describeValue(record.pidDomain), here: here.value }))
     }
     // A pid the liveness pass found dead is dead whatever its process would say: nothing to ask.
-    if (liveness.isAlive(session.pid)) pending.push({ index, session, procStart: record.procStart, owner })
+    if (reading.session !== null) pending.push({ index, session: reading.session, procStart: record.procStart, owner })
     entries[index] = entry({ _tag: "dead" })
   }
 
@@ -317,7 +338,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       const torn: Array<number> = []
       yield* inBatches(candidates, (batch, start) =>
         Effect.gen(function*() {
-          const first = yield* Effect.forEach(batch, readEntry)
+          const first = yield* Effect.forEach(batch, (candidate) => readEntry(candidate, liveness))
           const readings = first.map((reading, i) => {
             if (!mayBeTorn(reading, batch[i]!, liveness)) return settled(reading)
             torn.push(start + i)
@@ -330,7 +351,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
         // One pause for all of them: a record rewritten in place is whole again within
         // milliseconds, and n torn files must not cost n pauses.
         yield* Timing.sleep(timings.tornReadRetry, `the second read of ${torn.length} registry record(s) caught mid-rewrite`)
-        const again = yield* eachInBatches(torn, (i) => Effect.map(readOnce(candidates[i]!.file, candidates[i]!.pid!), settled))
+        const again = yield* eachInBatches(torn, (i) => Effect.map(readOnce(candidates[i]!.file, candidates[i]!.pid!, liveness), settled))
         const context = yield* contextFor(again, known)
         torn.forEach((index, i) => judgeReading(judged, index, candidates[index]!, again[i]!, liveness, context))
       }
