@@ -16,10 +16,11 @@
  *   is named by an absolute path, and it and every directory above it (its real path, to `/`) is
  *   owned by this user or root and writable by nobody else (the rule `ssh` applies to
  *   `authorized_keys`; an ancestor may be a sticky directory such as `/tmp`, where nobody else can
- *   rename what this user made). A cache is read through a descriptor opened without following a
- *   link and without blocking (a FIFO), and used only when it is a regular file owned by this user
- *   or root that nobody else can write. Anything else means a run without a cache, and
- *   `CLAUDE_PEERS_DEBUG_CACHE=1` says why on stderr.
+ *   rename what this user made). The bundle's own directory is checked alone, not the ones above
+ *   it: whoever can change one of those can replace the bundle itself. A cache is read through a
+ *   descriptor opened without following a link and without blocking (a FIFO), and used only when
+ *   it is a regular file owned by this user or root that nobody else can write. Anything else
+ *   means a run without a cache, and `CLAUDE_PEERS_DEBUG_CACHE=1` says why on stderr.
  * - A stale or damaged cache is never used. Caches are keyed by the bundle's size, mtime, ctime,
  *   inode and device, by the Node version and architecture, and by the flags Node runs with
  *   (`NODE_OPTIONS`, `process.execArgv`); whatever V8 still rejects (`cachedDataRejected`) is

@@ -44,10 +44,16 @@ export const neverBlock = (): void => {
   }
 }
 
+/** Set once `process.stdout` has its listener for `error` events. */
+let streamErrorsHeard = false
+
 const writeRest = (bytes: Uint8Array): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     throughStream = true
-    process.stdout.once("error", () => undefined)
+    // Each write's error reaches its callback; one listener, added once, keeps the stream's `error`
+    // event from ending the process (one per write would pass Node's limit of listeners, and warn).
+    if (!streamErrorsHeard) process.stdout.on("error", () => undefined)
+    streamErrorsHeard = true
     process.stdout.write(bytes, (error) => {
       if (error !== null && error !== undefined) {
         if (codeOf(error) === "EPIPE") readerGone = true
@@ -87,7 +93,7 @@ function* startingWith(first: string, rest: Iterator<string, void>): Generator<s
   for (let next = rest.next(); !next.done; next = rest.next()) yield next.value
 }
 
-/** Hands the rest of a line to `process.stdout`: `first`, then the texts `rest` has left, each written before the next is made. */
+/** Hands the rest of a line to `process.stdout`: `first`, then the texts `rest` has left, each made while the one before it is written. */
 const writeRestOf = (first: Uint8Array, rest: Iterator<string, void>): Effect.Effect<void> =>
   Effect.gen(function*() {
     if (first.length > 0) yield* writeRest(first)
@@ -101,9 +107,9 @@ const writeRestOf = (first: Uint8Array, rest: Iterator<string, void>): Effect.Ef
 
 /**
  * Writes a line made of `texts` and a line break to stdout, all of it, or records why not. Each text
- * is asked for once the ones before it are written (the next one first: the line break follows the
- * last). A full non-blocking pipe (EAGAIN) hands the rest of the line, the unwritten bytes of its
- * piece first, to `process.stdout`.
+ * is asked for before the one before it is written (the line break follows the last, so the writer
+ * must know which is last): at most two are held at once. A full non-blocking pipe (EAGAIN) hands the
+ * rest of the line, the unwritten bytes of its piece first, to `process.stdout`.
  */
 export const writePieces = (texts: Iterable<string>): Effect.Effect<void> =>
   Effect.suspend(() => {

@@ -55,7 +55,7 @@ export const lineTo = (console: Console.Console, text: string): Effect.Effect<vo
 /** Writes `text` as one line of data (stdout), or fails. */
 export const printLine = (text: string): Effect.Effect<void, OutputFailed> => Console.consoleWith((console) => lineTo(console, text))
 
-/** Writes one line made of `pieces`, in order, each piece asked for only once the ones before it are written. */
+/** Writes one line made of `pieces`, in order, holding at most two of them at once (the one being written, and the next). */
 export type PiecesWriter = (pieces: Iterable<string>) => Effect.Effect<void>
 
 /**
