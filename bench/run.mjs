@@ -15,7 +15,7 @@
  * - slopes: µs per record between 10,000 and 100,000 records (with `BENCH_SLOPES=1`), and µs per
  *   live session between 50 and 500 live at 10,000 records, and the floor under them: what a bare
  *   loop in this process takes per record to open, fstat, read, close and parse each record;
- * - peak RSS (`/usr/bin/time -v`, else the child's `maxRSS`) of `list` and `resolve` on each registry;
+ * - peak RSS (`/usr/bin/time -v`, else the child's `maxRSS`) of `list`, `inspect`, `resolve` and `policy` on each registry;
  * - a read-only install run by an unprivileged user with `HOME` unset (its cache in a per-user
  *   temporary directory) against a normal install, and runs alternating `NODE_OPTIONS`;
  * - `watch --json`: the time from a record's write, change or removal to its event line;
@@ -69,7 +69,8 @@ const targets = {
   resolveOverList100k: 1.2,
   readOnlyOverNormal: 1.1,
   watchMedianMs: 45,
-  peakRssMiB100k: 110
+  peakRssMiB100k: 110,
+  inspectPeakRssMiB100k: 150
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -528,7 +529,9 @@ const main = async () => {
       return command === undefined ? undefined : peakRssMiB(command)
     }
     results.peakRssMiB[size] = { list: rssOf("list"), inspect: rssOf("inspect"), resolve: rssOf("resolve"), policy: rssOf("policy") }
-    if (beforeBin !== undefined) results.peakRssMiB[size].before = { list: rssOf("list", befores), resolve: rssOf("resolve", befores) }
+    if (beforeBin !== undefined) {
+      results.peakRssMiB[size].before = { list: rssOf("list", befores), inspect: rssOf("inspect", befores), resolve: rssOf("resolve", befores) }
+    }
     const before = results.peakRssMiB[size].before
     rows.push([
       "  peak RSS, list / inspect / resolve / policy",
@@ -536,7 +539,7 @@ const main = async () => {
         fmt(results.peakRssMiB[size].policy)
       } MiB`,
       "",
-      before === undefined ? "" : `before: ${fmt(before.list)} / ${fmt(before.resolve)} MiB`
+      before === undefined ? "" : `before: ${fmt(before.list)} / ${fmt(before.inspect)} / ${fmt(before.resolve)} MiB`
     ])
   }
 
@@ -633,7 +636,14 @@ const main = async () => {
       measured: results.peakRssMiB[largest]?.[label],
       unit: " MiB",
       limit: targets.peakRssMiB100k
-    }))
+    })),
+    {
+      name: `peak RSS, inspect, ${largest} records`,
+      target: `≤ ${targets.inspectPeakRssMiB100k} MiB`,
+      measured: results.peakRssMiB[largest]?.inspect,
+      unit: " MiB",
+      limit: targets.inspectPeakRssMiB100k
+    }
   ]
   results.targets = checks.map((c) => ({ ...c, met: c.measured !== undefined && c.measured <= c.limit }))
 
