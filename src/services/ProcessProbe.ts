@@ -208,13 +208,19 @@ export const make = ({ signal, states, user, ...primitives }: ProcessProbePrimit
   user: user ?? Effect.succeed(Option.none()),
   check: (pids, startTimeOf) => Effect.flatMap(signal(pids), (alive) => states(alive, startTimeOf)),
   checkLiveness: (pids) =>
-    Effect.map(signal(pids), (alive): Liveness => ({
-      isAlive: (pid) => signalledAlive(alive.get(pid)),
-      states: (pids, startTimeOf) =>
-        Effect.suspend(() => {
-          const asked = new Map<number, Signalled>()
-          for (const pid of pids) asked.set(pid, alive.get(pid) ?? false)
-          return states(asked, startTimeOf)
-        })
-    }))
+    Effect.map(signal(pids), (answers): Liveness => {
+      // Only the live answers are kept: a pass holds its liveness for a whole scan, and most pids
+      // of a large registry are dead.
+      const alive = new Map<number, Signalled>()
+      for (const [pid, answer] of answers) if (signalledAlive(answer)) alive.set(pid, answer)
+      return {
+        isAlive: (pid) => signalledAlive(alive.get(pid)),
+        states: (pids, startTimeOf) =>
+          Effect.suspend(() => {
+            const asked = new Map<number, Signalled>()
+            for (const pid of pids) asked.set(pid, alive.get(pid) ?? false)
+            return states(asked, startTimeOf)
+          })
+      }
+    })
 })
