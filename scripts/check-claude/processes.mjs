@@ -66,13 +66,15 @@ export const killMarked = (marker) => {
 }
 
 /**
- * A zombie: a child that has exited and that its parent never reaps. The shell starts `sleep 0` in
- * the background, prints its pid and replaces itself with a long `sleep`, which never waits for
- * children. Resolves to `{ zombiePid, holderPid, startTime }` once `/proc` shows the zombie.
+ * A zombie: a child that has exited and that its parent never reaps. The shell starts a short
+ * `sleep` in the background, prints its pid and replaces itself with a long `sleep`, which never
+ * waits for children. Resolves to `{ zombiePid, holderPid, startTime }` once `/proc` shows the
+ * zombie. On a busy machine the child can end before the `exec` and the shell reap it: the pid is
+ * then gone, and another holder is started.
  */
-export const startZombie = (env) =>
+export const startZombie = (env, attempts = 5) =>
   new Promise((resolvePromise, reject) => {
-    const holder = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 100000"], {
+    const holder = spawn("sh", ["-c", "sleep 0.2 & echo $!; exec sleep 100000"], {
       env,
       stdio: ["ignore", "pipe", "ignore"]
     })
@@ -88,6 +90,10 @@ export const startZombie = (env) =>
       const poll = () => {
         const stat = processStat(zombiePid)
         if (stat?.state === "Z") return resolvePromise({ zombiePid, holderPid: holder.pid, startTime: stat.startTime })
+        if (stat === null && attempts > 1) {
+          holder.kill("SIGKILL")
+          return startZombie(env, attempts - 1).then(resolvePromise, reject)
+        }
         if (Date.now() > deadline) return reject(new Error(`pid ${zombiePid} did not become a zombie`))
         setTimeout(poll, 50)
       }
