@@ -93,7 +93,7 @@ function* startingWith(first: string, rest: Iterator<string, void>): Generator<s
   for (let next = rest.next(); !next.done; next = rest.next()) yield next.value
 }
 
-/** Hands the rest of a line to `process.stdout`: `first`, then the texts `rest` has left, each made while the one before it is written. */
+/** Hands the rest of a line to `process.stdout`: `first`, then the texts `rest` has left, each written once the one after it is asked for (the last one carries the line break). */
 const writeRestOf = (first: Uint8Array, rest: Iterator<string, void>): Effect.Effect<void> =>
   Effect.gen(function*() {
     if (first.length > 0) yield* writeRest(first)
