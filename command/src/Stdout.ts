@@ -106,9 +106,9 @@ const writeRestOf = (first: Uint8Array, rest: Iterator<string, void>): Effect.Ef
   })
 
 /**
- * Writes a line made of `texts` and a line break to stdout, all of it, or records why not. Each text
- * is asked for before the one before it is written (the line break follows the last, so the writer
- * must know which is last): at most two are held at once. A full non-blocking pipe (EAGAIN) hands the
+ * Writes a line made of `texts` and a line break to stdout, all of it, or records why not. The next
+ * text is asked for before a text is written (the line break follows the last, so the writer must
+ * know which is last): at most two are held at once. A full non-blocking pipe (EAGAIN) hands the
  * rest of the line, the unwritten bytes of its piece first, to `process.stdout`.
  */
 export const writePieces = (texts: Iterable<string>): Effect.Effect<void> =>
