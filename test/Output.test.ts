@@ -284,10 +284,10 @@ stdout.write = function (...args) {
     const count = 3000
     const home = makeLargeHome(count)
     const names = Array.from({ length: count }, (_, i) => largeName(i))
-    // Where the pieces end depends on the length of all that comes before (the temporary
-    // directory's name, the sleeper's pid): the first record's name is lengthened until one of
-    // them falls inside a character, worked out on the output the command gave. Lengthened by up
-    // to more than a row, the first piece's end passes over a name's four-byte characters.
+    // Where the first write ends depends on the length of all that comes before (the temporary
+    // directory's name, the sleeper's pid): the first record's name is lengthened until that end
+    // falls inside a character, worked out on the output the command gave. Lengthened by up to
+    // more than a row, the end passes over a name's four-byte characters.
     const firstRun = inShell(home, ["inspect", "--json"], "")
     expect(firstRun.status).toBe(0)
     const first = firstRun.stdout.trimEnd()

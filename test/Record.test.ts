@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc, Schema } from "effect"
-import { decodeRecordDescription, readRecord, RecordDescription, sessionOf } from "../src/domain/Record.js"
+import { decodeRecordDescription, readRecord, RecordDescription } from "../src/domain/Record.js"
 
 const keys = [
   "cwd",
@@ -54,12 +54,14 @@ describe("decodeRecordDescription", () => {
     expect(read).toMatchObject({ cwd: null, rawStatus: "thinking", updatedAtMs: null, startedAtMs: 12.5, kind: null })
   })
 
-  it("is what sessionOf puts in a candidate's session", () => {
+  it("is what readRecord puts in a candidate's session, when asked for one", () => {
     const json = { pid: 42, sessionId: "s", name: "n", messagingSocketPath: "/s", status: "shell", cwd: "/w", updatedAt: "x" }
-    const reading = readRecord(json, 42)
+    const undescribed = readRecord(json, 42, null)
+    expect(undescribed).toMatchObject({ _tag: "Candidate", pid: 42, sessionId: "s", name: "n", session: null })
+    const reading = readRecord(json, 42, "/r/42.json")
     expect(reading._tag).toBe("Candidate")
     if (reading._tag !== "Candidate") return
-    expect(sessionOf(json, reading, "/r/42.json")).toMatchObject({
+    expect(reading.session).toMatchObject({
       pid: 42,
       sessionId: "s",
       name: "n",

@@ -143,10 +143,12 @@ export type RecordReading =
     /** `procStart` when it is a string; any other value is ignored, as Claude Code ignores it. */
     readonly procStart: string | null
     readonly pidDomain: string | null
+    /**
+     * The session as the record describes it, when asked for (`describedAs`); its `address` is
+     * decided by the registry, against the other live sessions.
+     */
+    readonly session: Session | null
   }
-
-/** A record that passed every check of its own. */
-export type CandidateRecord = Extract<RecordReading, { readonly _tag: "Candidate" }>
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
@@ -187,9 +189,10 @@ export const describeValue = (value: unknown): string => {
 
 /**
  * Reads a parsed record in the contract's order; the first check that fails names the verdict.
- * `filePid` is the pid from the file name.
+ * `filePid` is the pid from the file name. A candidate's session is described only with
+ * `describedAs`, the path it will report: a record whose pid has no process needs only its identity.
  */
-export const readRecord = (json: unknown, filePid: number): RecordReading => {
+export const readRecord = (json: unknown, filePid: number, describedAs: string | null): RecordReading => {
   const reject = (verdict: Verdict, pid: number | null = null, sessionId: string | null = null, name: string | null = null): RecordReading => ({
     _tag: "Rejected",
     verdict,
@@ -223,15 +226,12 @@ export const readRecord = (json: unknown, filePid: number): RecordReading => {
     sessionId,
     name,
     procStart: typeof procStart === "string" ? procStart : null,
-    pidDomain: typeof pidDomain === "string" ? pidDomain : null
+    pidDomain: typeof pidDomain === "string" ? pidDomain : null,
+    session: describedAs === null ? null : sessionOf(record, pid, sessionId, name, describedAs)
   }
 }
 
-/**
- * The session that `record`, read as `candidate`, describes, reported as read from `file`; its
- * `address` is decided by the registry, against the other live sessions.
- */
-export const sessionOf = (record: object, { name, pid, sessionId }: CandidateRecord, file: string): Session => {
+const sessionOf = (record: object, pid: number, sessionId: string, name: string, file: string): Session => {
   const description = decodeRecordDescription(record)
   return {
     pid,

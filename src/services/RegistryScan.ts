@@ -10,17 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as path from "node:path"
 import { type AddressScope, withAddresses } from "../domain/Address.js"
-import {
-  type CandidateRecord,
-  describeValue,
-  maxRecordBytes,
-  parseRecordJson,
-  pidOfFileName,
-  readRecord,
-  type RecordReading,
-  sameStartTime,
-  sessionOf
-} from "../domain/Record.js"
+import { describeValue, maxRecordBytes, parseRecordJson, pidOfFileName, readRecord, type RecordReading, sameStartTime } from "../domain/Record.js"
 import type { Session } from "../domain/Session.js"
 import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
 import { type BoundedRead, byName, type DirectoryEntry, type Files } from "./Files.js"
@@ -31,13 +21,7 @@ import * as Timing from "./Timing.js"
 type FileReading =
   | { readonly _tag: "Verdict"; readonly verdict: Verdict }
   /** `owner`: the uid owning the file read, where the file layer reports it. */
-  | {
-    readonly _tag: "Record"
-    readonly reading: RecordReading
-    /** The session a candidate describes, where its pid has a process: null for every other record. */
-    readonly session: Session | null
-    readonly owner: number | null
-  }
+  | { readonly _tag: "Record"; readonly reading: RecordReading; readonly owner: number | null }
 
 /** A read whose bytes did not parse: maybe Claude Code's in-place rewrite caught half way. */
 type FirstReading = FileReading | { readonly _tag: "Unparsable"; readonly reason: string }
@@ -62,11 +46,9 @@ const decodeRead = (read: BoundedRead, file: string, filePid: number, alive: boo
       return verdict({ _tag: "too_large", size: read.size })
     case "Read": {
       const json = parseRecordJson(read.bytes)
-      if (json._tag === "Left") return { _tag: "Unparsable", reason: json.left }
-      const reading = readRecord(json.right, filePid)
-      const record = json.right
-      const session = reading._tag === "Candidate" && alive && typeof record === "object" && record !== null ? sessionOf(record, reading, file) : null
-      return { _tag: "Record", reading, session, owner: read.owner?.uid ?? null }
+      return json._tag === "Left"
+        ? { _tag: "Unparsable", reason: json.left }
+        : { _tag: "Record", reading: readRecord(json.right, filePid, alive ? file : null), owner: read.owner?.uid ?? null }
     }
   }
 }
@@ -75,7 +57,7 @@ const decodeRead = (read: BoundedRead, file: string, filePid: number, alive: boo
  * A record's entry: one object literal, its keys in one order, not a spread of the record's identity
  * (a spread's object is several times larger, and a large registry holds one per file).
  */
-const entryOf = (file: string, record: CandidateRecord, verdict: Verdict): RegistryEntry => ({
+const entryOf = (file: string, record: Extract<RecordReading, { readonly _tag: "Candidate" }>, verdict: Verdict): RegistryEntry => ({
   file,
   verdict,
   pid: record.pid,
@@ -236,7 +218,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       return void (entries[index] = entry({ _tag: "other_pid_domain", pidDomain: describeValue(record.pidDomain), here: here.value }))
     }
     // A pid the liveness pass found dead is dead whatever its process would say: nothing to ask.
-    if (reading.session !== null) pending.push({ index, session: reading.session, procStart: record.procStart, owner })
+    if (record.session !== null) pending.push({ index, session: record.session, procStart: record.procStart, owner })
     entries[index] = entry({ _tag: "dead" })
   }
 
