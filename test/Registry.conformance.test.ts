@@ -575,6 +575,31 @@ const suite = (name: string, makeWorld: (options?: WorldOptions) => World) =>
     )
 
     it(
+      "confirm: a listed session whose process runs is kept as listed, one whose process ended is not",
+      withWorld(async (world) => {
+        const [running, ended, unlisted] = [world.spawn(), world.spawn(), world.spawn()]
+        for (const proc of [running, ended, unlisted]) world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime }))
+        const { confirmed, sessions } = await run(
+          world,
+          Effect.gen(function*() {
+            // The same registry lists and confirms: what proved a session is its list's.
+            const registry = yield* Registry
+            const sessions = yield* registry.list
+            yield* Effect.promise(() => world.kill(ended.pid))
+            // Its process is the one the record named: its record is not read again, so its removal is not seen.
+            world.remove(`${running.pid}.json`)
+            // Not a session the list gave (a copy): its record is read again, and it is gone.
+            const copy = { ...sessions.find((s) => s.pid === unlisted.pid)! }
+            world.remove(`${unlisted.pid}.json`)
+            return { sessions, confirmed: yield* registry.confirm([...sessions.filter((s) => s.pid !== unlisted.pid), copy]) }
+          })
+        )
+        expect(sessions.map((s) => s.pid)).toEqual([running, ended, unlisted].map((p) => p.pid).sort((a, b) => a - b))
+        expect(confirmed).toEqual([sessions.find((s) => s.pid === running.pid)])
+      })
+    )
+
+    it(
       "a parked record whose window's process exited says so, not that the window runs",
       withWorld(async (world) => {
         const proc = world.spawn()

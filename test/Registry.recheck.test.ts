@@ -1,8 +1,10 @@
 /**
  * `Registry.recheck`: the given sessions that are still the same live records, each one's file read
- * again and no other (in-memory layers), and `Policy.list`, which reads the registry once and then
- * only its sessions' records again.
+ * again and no other; `Registry.confirm`: those whose processes are still the ones their records
+ * named, asking the processes alone (in-memory layers); and `Policy.list`, which reads the registry
+ * once and then asks only its sessions' processes again.
  */
+import type { PlatformError } from "@effect/platform/Error"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Session } from "../src/domain/Session.js"
@@ -126,8 +128,106 @@ describe("Registry.recheck", () => {
     }))
 })
 
-describe("Policy.list reads the registry once, then only its sessions' records", () => {
-  it.effect("on a stale registry, no stale record is read, and only the live sessions' records twice", () =>
+describe("Registry.confirm", () => {
+  /** `body` with the one registry that lists and confirms: what proved a session is its list's. */
+  const withRegistry = <A>(w: ReturnType<typeof worldOf>, body: (registry: Registry) => Effect.Effect<A, PlatformError>) =>
+    w.run(Effect.flatMap(Registry, body))
+
+  it.effect("gives back the listed sessions as they are, reading no file, asking only their pids", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      const pids = [w.live(), w.live(), w.live()]
+      for (let i = 0; i < 20; i++) w.stale(900_000 + i)
+      yield* withRegistry(w, (registry) =>
+        Effect.gen(function*() {
+          const sessions = yield* registry.list
+          expect(sessions.map((s) => s.pid)).toEqual(pids)
+          const seen = w.reads()
+          const [kills, startTimes] = [w.world.processes.stats.kills, w.world.processes.stats.startTimeReads]
+          expect(yield* registry.confirm([...sessions].reverse())).toEqual(sessions)
+          expect(seen).toEqual([])
+          expect(w.world.processes.stats.kills - kills).toBeLessThanOrEqual(pids.length)
+          expect(w.world.processes.stats.startTimeReads - startTimes).toBe(pids.length)
+        }))
+    }))
+
+  it.effect("leaves out a session whose process ended or whose pid another process holds now", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      const [ended, reused, kept] = [w.live(), w.live(), w.live()]
+      const confirmed = yield* withRegistry(w, (registry) =>
+        Effect.gen(function*() {
+          const sessions = yield* registry.list
+          expect(sessions).toHaveLength(3)
+          w.world.processes.kill(ended!)
+          w.world.processes.reuse(reused!)
+          return yield* registry.confirm(sessions)
+        }))
+      expect(confirmed.map((s) => s.pid)).toEqual([kept])
+    }))
+
+  it.effect("a record without a start time proves no process: its file is read again, as recheck reads it", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      const proc = w.world.processes.spawn()
+      w.world.tree.writeFile(w.fileOf(proc.pid), recordText(proc.pid))
+      const proven = w.live()
+      yield* withRegistry(w, (registry) =>
+        Effect.gen(function*() {
+          const sessions = yield* registry.list
+          expect(sessions.map((s) => s.pid)).toEqual([proc.pid, proven])
+          const seen = w.reads()
+          // The rechecked one as recheck gives it (its socket for an address), the proven one as listed.
+          expect(yield* registry.confirm(sessions)).toEqual([{ ...sessions[0]!, address: `uds:${sessions[0]!.socketPath}` }, sessions[1]])
+          expect(seen).toEqual([w.fileOf(proc.pid)])
+          // Read again, its record is gone: left out.
+          w.world.tree.remove(w.fileOf(proc.pid))
+          expect((yield* registry.confirm(sessions)).map((s) => s.pid)).toEqual([proven])
+        }))
+    }))
+
+  it.effect("a session another registry listed is read again", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      const pid = w.live()
+      const sessions = yield* w.list
+      const seen = w.reads()
+      const confirmed = yield* withRegistry(w, (registry) => registry.confirm(sessions))
+      expect(confirmed.map((s) => s.pid)).toEqual([pid])
+      expect(seen).toEqual([w.fileOf(pid)])
+    }))
+
+  it.effect("over several homes, a listed session is confirmed with its home", () =>
+    Effect.gen(function*() {
+      const second = "/home/user/second-home"
+      const w = worldOf({ claudeHomes: [second] })
+      w.world.tree.makeDirectory(`${second}/sessions`)
+      w.live()
+      const there = w.live({}, `${second}/sessions`)
+      yield* withRegistry(w, (registry) =>
+        Effect.gen(function*() {
+          const sessions = yield* registry.list
+          expect(sessions.map((s) => s.home)).toEqual([w.world.home.root, second])
+          const seen = w.reads()
+          expect(yield* registry.confirm(sessions)).toEqual(sessions)
+          expect(seen).toEqual([])
+          w.world.processes.reuse(there)
+          expect((yield* registry.confirm(sessions)).map((s) => s.home)).toEqual([w.world.home.root])
+        }))
+    }))
+})
+
+describe("Policy.list reads the registry once, then asks only its sessions' processes again", () => {
+  it.effect("a session whose pid another process took while its evidence was read has no policy", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      const [reused, kept] = [w.live(), w.live()]
+      w.world.processes.onNextEvidence(reused, () => w.world.processes.reuse(reused))
+      const policies = yield* w.run(Effect.flatMap(Policy, (p) => p.list))
+      expect(policies.map((p) => p.pid)).toEqual([kept])
+    }))
+
+  it.effect("on a stale registry, no stale record is read, and each live session's record once", () =>
     Effect.gen(function*() {
       const w = worldOf()
       const pids = [w.live(), w.live()]
@@ -140,6 +240,6 @@ describe("Policy.list reads the registry once, then only its sessions' records",
       expect(policies.map((p) => p.pid)).toEqual(pids)
       const records = seen.filter((file) => file.startsWith(`${w.world.home.sessionsDirectory}/`))
       expect(records.filter((file) => file === w.fileOf(mismatched))).toHaveLength(1)
-      expect([...records].sort()).toEqual([...pids, ...pids, mismatched].map((pid) => w.fileOf(pid)).sort())
+      expect([...records].sort()).toEqual([...pids, mismatched].map((pid) => w.fileOf(pid)).sort())
     }))
 })

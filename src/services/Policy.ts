@@ -4,10 +4,10 @@
  * the kill switch, as far as this machine shows them.
  *
  * The evidence of a process (its arguments, environment and working directory) names no process:
- * a pid read after the registry scan could already belong to another one. So each session's record
- * is read again once the evidence is in (`Registry.recheck`), and the evidence counts only for a
- * session that is still the same live record (same pid, same session id, and the start time the
- * record carries): a process that held the pid throughout is the one that was read.
+ * a pid read after the registry scan could already belong to another one. So each session's
+ * process is asked again once the evidence is in (`Registry.confirm`), and the evidence counts
+ * only for a session whose process still has the start time its record carries: a process that
+ * held the pid throughout is the one that was read.
  */
 import type { PlatformError } from "@effect/platform/Error"
 import * as Context from "effect/Context"
@@ -212,10 +212,10 @@ export const make = Effect.gen(function*() {
   const list = Effect.gen(function*() {
     const sessions = yield* registry.list
     const evidence = yield* Effect.forEach(sessions, evidenceOf)
-    // Only these sessions' records are read again: the rest of the registry decides nothing here.
-    const still = yield* registry.recheck(sessions)
+    // Only these sessions' processes are asked again: the rest of the registry decides nothing here.
+    const still = yield* registry.confirm(sessions)
     const reader = makeFileReader(files)
-    // The session as read again (same pid and session id, same record file), found by its file.
+    // The session as confirmed (as listed, or as its record reads now), found by its file.
     const stillByFile = new Map(still.map((s) => [s.file, s]))
     const kept = sessions.flatMap((session, i) => {
       const now = stillByFile.get(session.file)

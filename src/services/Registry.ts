@@ -19,8 +19,8 @@ import { describeVerdict } from "../domain/VerdictWords.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { ClaudeHomes } from "./ClaudeHomes.js"
 import { Files } from "./Files.js"
-import { ProcessProbe } from "./ProcessProbe.js"
-import { type AddressScope, liveSessions, makeScan } from "./RegistryScan.js"
+import { ProcessProbe, type ProcessProbe as Probe } from "./ProcessProbe.js"
+import { type AddressScope, liveSessions, makeScan, type ProvenStarts } from "./RegistryScan.js"
 import { Timing } from "./Timing.js"
 import { withTranscript } from "./Transcripts.js"
 
@@ -81,6 +81,17 @@ export interface Registry {
    * left out.
    */
   readonly recheck: (sessions: ReadonlyArray<Session>) => Effect.Effect<ReadonlyArray<Session>, PlatformError>
+  /**
+   * Those of `sessions` whose processes are still the ones their records named when `list` found
+   * them, sorted by pid: what a caller that read something of the processes after `list` needs to
+   * know that it read each session's own, as `recheck`, for less. A session that this registry's
+   * `list` gave, proven by its record's start time, is confirmed by its process alone (its start
+   * time read again, no file read) and comes as given; any other (a record without a start time, a
+   * session made or copied by the caller, a process whose start time cannot be read now) is
+   * rechecked, and comes as `recheck` gives it. A record rewritten meanwhile by the same process
+   * (another session id after `/clear`) is not seen: the process is the same.
+   */
+  readonly confirm: (sessions: ReadonlyArray<Session>) => Effect.Effect<ReadonlyArray<Session>, PlatformError>
   /**
    * Re-reads the registry and returns the one live session that answers to the query, with its
    * transcript, or refuses:
@@ -159,7 +170,9 @@ const answers = (
   scan: (onlyLivePids: boolean) => Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError>,
   rescan: (sessions: ReadonlyArray<Session>) => Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError>,
   transcripts: (entry: RegistryEntry) => Effect.Effect<RegistryEntry>,
-  missingDirectory: Effect.Effect<Option.Option<MissingDirectory>>
+  missingDirectory: Effect.Effect<Option.Option<MissingDirectory>>,
+  probe: Probe,
+  proven: ProvenStarts
 ): Registry => {
   const inspect = scan(false).pipe(Effect.withSpan("Registry.inspect"))
 
@@ -176,6 +189,27 @@ const answers = (
         return [now.address === null ? now : { ...now, address: `uds:${now.socketPath}` }]
       })
     }).pipe(Effect.withSpan("Registry.recheck"))
+
+  const confirm = (sessions: ReadonlyArray<Session>) =>
+    Effect.gen(function*() {
+      const given = [...new Map(sessions.map((s) => [s.file, s])).values()]
+      const known = given.filter((s) => proven.has(s))
+      const liveness = yield* probe.checkLiveness(known.map((s) => s.pid))
+      const alive = known.map((s) => s.pid).filter(liveness.isAlive)
+      const states = yield* liveness.states(alive, new Set(alive))
+      const confirmed: Array<Session> = []
+      const unsure = given.filter((s) => !proven.has(s))
+      for (const session of known) {
+        const state = states.get(session.pid)
+        if (state === undefined || state._tag === "Dead") continue
+        // Read as the scan read it, so spelled alike: equal, or another process at the pid. A
+        // start time unreadable now, or a process now another user's, is for a full recheck to judge.
+        if (Option.isNone(state.startTime) || state.otherUser !== (session.unaddressable === "other_user")) unsure.push(session)
+        else if (state.startTime.value === proven.get(session)) confirmed.push(session)
+      }
+      const rechecked = unsure.length === 0 ? [] : yield* recheck(unsure)
+      return [...confirmed, ...rechecked].sort((a, b) => a.pid - b.pid)
+    }).pipe(Effect.withSpan("Registry.confirm"))
 
   /** Why nothing live answers: the files that carried the id or name, with their verdicts. */
   const notLive = (query: ResolveQuery) =>
@@ -210,7 +244,7 @@ const answers = (
       (entry) => (entry.verdict._tag === "live" ? entry.verdict.session : session)
     )
 
-  return Registry.of({ inspect, list, recheck, resolve, transcript, missingDirectory })
+  return Registry.of({ inspect, list, recheck, confirm, resolve, transcript, missingDirectory })
 }
 
 const absentThrough = (files: Files) => (path: string) =>
@@ -233,9 +267,10 @@ export const make = Effect.gen(function*() {
   const home = yield* ClaudeHome
   const timings = yield* Timing
   const scope: AddressScope = { names: home.sendersHome }
-  const scan = makeScan(files, probe, home.sessionsDirectory, timings, scope)
+  const proven: ProvenStarts = new WeakMap()
+  const scan = makeScan(files, probe, home.sessionsDirectory, timings, scope, proven)
   const rescan = (sessions: ReadonlyArray<Session>) => scan(true, undefined, sessions.map((s) => s.file))
-  return answers(scan, rescan, entryWithTranscript(files, home.root), missingIn(files, home))
+  return answers(scan, rescan, entryWithTranscript(files, home.root), missingIn(files, home), probe, proven)
 })
 
 /**
@@ -251,16 +286,21 @@ export const makeHomes = Effect.gen(function*() {
   const timings = yield* Timing
   const scope: AddressScope = { names: !homes.several }
   const scans = new Map<string, ReturnType<typeof makeScan>>()
+  const proven: ProvenStarts = new WeakMap()
   const scanIn = (sessionsDirectory: string) => {
     let scan = scans.get(sessionsDirectory)
-    if (scan === undefined) scans.set(sessionsDirectory, scan = makeScan(files, probe, sessionsDirectory, timings, scope))
+    if (scan === undefined) scans.set(sessionsDirectory, scan = makeScan(files, probe, sessionsDirectory, timings, scope, proven))
     return scan
   }
   const scanOf = (home: ClaudeHome) => scanIn(home.sessionsDirectory)
   const labelled = (root: string) => (entry: RegistryEntry): RegistryEntry => {
     if (!homes.several) return entry
-    const verdict = entry.verdict._tag === "live" ? { _tag: "live" as const, session: { ...entry.verdict.session, home: root } } : entry.verdict
-    return { ...entry, verdict, home: root }
+    if (entry.verdict._tag !== "live") return { ...entry, home: root }
+    const session = { ...entry.verdict.session, home: root }
+    // The labelled session is the one `list` gives: it carries what proved the scan's.
+    const start = proven.get(entry.verdict.session)
+    if (start !== undefined) proven.set(session, start)
+    return { ...entry, verdict: { _tag: "live" as const, session }, home: root }
   }
   const scan = (onlyLivePids: boolean) =>
     Effect.gen(function*() {
@@ -304,7 +344,7 @@ export const makeHomes = Effect.gen(function*() {
   }
   const transcripts = (entry: RegistryEntry) => entryWithTranscript(files, homeOf(entry))(entry)
   const missingDirectory = Effect.flatMap(homes.homes, (all) => (all.length === 1 ? missingIn(files, all[0]!) : Effect.succeedNone))
-  return answers(scan, rescan, transcripts, missingDirectory)
+  return answers(scan, rescan, transcripts, missingDirectory, probe, proven)
 })
 
 /** The registry over whatever `Files`, `ProcessProbe` and `ClaudeHome` the program provides. */

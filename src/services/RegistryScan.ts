@@ -124,7 +124,21 @@ const eachInBatches = <A, B>(items: ReadonlyArray<A>, f: (item: A) => Effect.Eff
   Effect.map(inBatches(items, (batch) => Effect.forEach(batch, f)), (results) => results.flat())
 
 /** The scan over one registry directory, through the file and process ports. */
-export const makeScan = (files: Files, probe: ProcessProbe, directory: string, timings: Timing.Timings, scope: AddressScope = { names: true }) => {
+/**
+ * The start time that proved each live session a scan found (its record's `procStart`, matched by
+ * its process's): the one a caller compares a later reading of the process with. A session whose
+ * record names no start time, or whose process's could not be read, has none.
+ */
+export type ProvenStarts = WeakMap<Session, string>
+
+export const makeScan = (
+  files: Files,
+  probe: ProcessProbe,
+  directory: string,
+  timings: Timing.Timings,
+  scope: AddressScope = { names: true },
+  proven: ProvenStarts = new WeakMap()
+) => {
   /**
    * What `path.join(directory, name)` puts before a name, worked out once: a listed `*.json` name is
    * one plain component (no separator, never `.` or `..`), so the join is this and the name. A join
@@ -233,7 +247,7 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
     liveness: Liveness,
     owners: Owners | null,
     startTimeMatched: Set<number> | undefined
-  ): Effect.Effect<Array<{ readonly index: number; readonly session: Session }>> => {
+  ): Effect.Effect<Array<{ readonly index: number; readonly session: Session; readonly proven: string | null }>> => {
     const startTimeOf = new Set(pending.flatMap((p) => (p.procStart === null ? [] : [p.session.pid])))
     return Effect.map(liveness.states(pending.map((p) => p.session.pid), startTimeOf), (states) =>
       pending.flatMap(({ index, owner, procStart, session }) => {
@@ -251,8 +265,10 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
           entries[index] = { ...entries[index]!, verdict: { _tag: "pid_reused", recorded: describeValue(procStart), actual: state.startTime.value } }
           return []
         }
-        if (procStart !== null && Option.isSome(state.startTime)) startTimeMatched?.add(session.pid)
-        return [{ index, session: { ...session, stopped: state.stopped, unaddressable: state.otherUser ? "other_user" : session.unaddressable } }]
+        const matched = procStart !== null && Option.isSome(state.startTime) ? state.startTime.value : null
+        if (matched !== null) startTimeMatched?.add(session.pid)
+        const live = { ...session, stopped: state.stopped, unaddressable: state.otherUser ? "other_user" as const : session.unaddressable }
+        return [{ index, session: live, proven: matched }]
       }))
   }
 
@@ -344,7 +360,8 @@ export const makeScan = (files: Files, probe: ProcessProbe, directory: string, t
       // liveness pass found, once per pid, in one call: a platform's probe may start a process per call.
       const live = yield* judgeProcesses(entries, pending, liveness, owners, startTimeMatched)
       withAddresses(live.map((l) => l.session), scope).forEach((session, i) => {
-        const index = live[i]!.index
+        const { index, proven: start } = live[i]!
+        if (start !== null) proven.set(session, start)
         entries[index] = { ...entries[index]!, verdict: { _tag: "live", session } }
       })
       return entries
