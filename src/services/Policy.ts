@@ -88,46 +88,53 @@ const globalConfigCandidates = (
   home: ClaudeHome,
   environ: ReadonlyMap<string, string> | null,
   foreign: boolean
-): Effect.Effect<ReadonlyArray<FileFact>> =>
-  Effect.gen(function*() {
-    if (foreign && environ === null) return [notRead(null, "its home inside its own mount namespace is unknown")]
-    const name = (environ?.get("CLAUDE_CODE_CUSTOM_OAUTH_URL") ?? "") !== "" ? ".claude-custom-oauth.json" : ".claude.json"
-    const configDir = environ?.get("CLAUDE_CONFIG_DIR")
-    const folders = environ === null
-      ? [home.root, path.dirname(home.root)]
-      : [configDir !== undefined && configDir !== "" ? configDir : environ.get("HOME") || path.dirname(home.root)]
-    const candidates: Array<FileFact> = []
-    for (const folder of folders) candidates.push(yield* reader.fact(path.join(folder, name)))
-    const legacy = yield* reader.fact(path.join(home.root, ".config.json"))
-    return legacy.read._tag === "Missing" ? candidates : [...candidates, legacy]
-  })
+): Effect.Effect<ReadonlyArray<FileFact>> => {
+  if (foreign && environ === null) return Effect.succeed([notRead(null, "its home inside its own mount namespace is unknown")])
+  const name = (environ?.get("CLAUDE_CODE_CUSTOM_OAUTH_URL") ?? "") !== "" ? ".claude-custom-oauth.json" : ".claude.json"
+  const configDir = environ?.get("CLAUDE_CONFIG_DIR")
+  const folders = environ === null
+    ? [home.root, path.dirname(home.root)]
+    : [configDir !== undefined && configDir !== "" ? configDir : environ.get("HOME") || path.dirname(home.root)]
+  // Most sessions of a machine name the same files: one answer per set of them in a pass.
+  return reader.once(`globalConfig:${JSON.stringify([home.root, name, folders])}`, () =>
+    Effect.gen(function*() {
+      const candidates: Array<FileFact> = []
+      for (const folder of folders) candidates.push(yield* reader.fact(path.join(folder, name)))
+      const legacy = yield* reader.fact(path.join(home.root, ".config.json"))
+      return legacy.read._tag === "Missing" ? candidates : [...candidates, legacy]
+    }))
+}
 
 const projectFacts = (
   reader: FileReader,
   args: ClaudeArguments | null,
   folder: string | null,
   environ: ReadonlyMap<string, string> | null
-): Effect.Effect<{ readonly project: FileFact; readonly local: ReadonlyArray<FileFact> }> =>
-  Effect.gen(function*() {
-    if (folder === null) {
-      const unknown = notRead(null, "the directory the session runs in is unknown")
-      return { project: unknown, local: [unknown] }
-    }
-    const configRoot = args?.projectConfigRoot ?? null
-    const files = projectSettingsFiles({
-      folder,
-      projectConfigRoot: configRoot === null ? null : path.resolve(folder, configRoot),
-      gitRoot: yield* gitRootOf(reader, folder),
-      homeFolder: environ?.get("HOME") ?? "",
-      // Claude Code keeps the local file in the session's folder when the repository's root is
-      // another user's; this reader cannot see owners, and takes the root as the session user's.
-      gitRootOwnedByUser: true
-    })
-    const project = yield* reader.fact(files.projectSettings)
-    const local: Array<FileFact> = []
-    for (const file of files.localSettings) local.push(yield* reader.fact(file))
-    return { project, local }
-  })
+): Effect.Effect<{ readonly project: FileFact; readonly local: ReadonlyArray<FileFact> }> => {
+  if (folder === null) {
+    const unknown = notRead(null, "the directory the session runs in is unknown")
+    return Effect.succeed({ project: unknown, local: [unknown] })
+  }
+  const configRoot = args?.projectConfigRoot ?? null
+  const homeFolder = environ?.get("HOME") ?? ""
+  // Sessions in one folder, started alike, read the same files: one answer for them in a pass.
+  return reader.once(`project:${JSON.stringify([folder, configRoot, homeFolder])}`, () =>
+    Effect.gen(function*() {
+      const files = projectSettingsFiles({
+        folder,
+        projectConfigRoot: configRoot === null ? null : path.resolve(folder, configRoot),
+        gitRoot: yield* gitRootOf(reader, folder),
+        homeFolder,
+        // Claude Code keeps the local file in the session's folder when the repository's root is
+        // another user's; this reader cannot see owners, and takes the root as the session user's.
+        gitRootOwnedByUser: true
+      })
+      const project = yield* reader.fact(files.projectSettings)
+      const local: Array<FileFact> = []
+      for (const file of files.localSettings) local.push(yield* reader.fact(file))
+      return { project, local }
+    }))
+}
 
 /** The job state's `respawnFlags`: a list of strings, or why it is not one. */
 const jobFlagsOf = (read: FileRead): Observed<ReadonlyArray<string>> => {
