@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as childProcess from "node:child_process"
+import { once } from "node:events"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { vi } from "vitest"
@@ -326,6 +327,28 @@ describe.runIf(isLinux)("ProcessProbe node, Linux /proc", () => {
       expect(JSON.parse(result.stdout)).toEqual({ code: "EPERM", alive: true, command: true })
     }
   )
+
+  it.live("arguments and an environment larger than one read's buffer come whole, and a stat line too", () =>
+    Effect.gen(function*() {
+      // Larger than the buffer the probe starts with (16 KiB), so read in several reads and a larger buffer.
+      const big = "v".repeat(100_000)
+      const words = Array.from({ length: 3_000 }, (_, i) => `word-${i}`)
+      const child = childProcess.spawn("sleep", ["3600"], { stdio: "ignore", env: { ...process.env, CLAUDE_PEERS_TEST_BIG: big } })
+      const long = childProcess.spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", ...words], { stdio: "ignore" })
+      try {
+        // Emitted once the program is running: its arguments and environment are its own by then.
+        yield* Effect.promise(() => Promise.all([once(child, "spawn"), once(long, "spawn")]))
+        const evidence = yield* probe.evidence(child.pid!)
+        expect(evidence.environment._tag === "Read" && evidence.environment.value.get("CLAUDE_PEERS_TEST_BIG")).toBe(big)
+        const args = yield* probe.evidence(long.pid!, ["arguments"])
+        expect(args.arguments._tag === "Read" && args.arguments.value.slice(3)).toEqual(words)
+        const states = yield* probe.check([child.pid!], new Set([child.pid!]))
+        expect(states.get(child.pid!)).toEqual(alive(procStatField22(child.pid!)))
+      } finally {
+        child.kill("SIGKILL")
+        long.kill("SIGKILL")
+      }
+    }))
 
   it.live("pid 1 (init) is alive, whoever owns it", () =>
     Effect.gen(function*() {

@@ -241,13 +241,21 @@ export const parsePs = (output: string): Map<number, PsEntry> => {
  */
 const procStatBuffer = Buffer.alloc(4096)
 
+/**
+ * procfs gives a read as much of the file as it has room for (`stat`, `cmdline`, `environ`): a
+ * read that returns less than its room has reached the end, and reading on would only return 0.
+ */
+const readsToEnd = (n: number, room: number): boolean => n < room
+
 const readProcStat = (pid: number): string => {
   const fd = fs.openSync(`/proc/${pid}/stat`, "r")
   try {
     let length = 0
     for (;;) {
-      const n = fs.readSync(fd, procStatBuffer, length, procStatBuffer.length - length, null)
-      if (n === 0 || (length += n) === procStatBuffer.length) break
+      const room = procStatBuffer.length - length
+      const n = fs.readSync(fd, procStatBuffer, length, room, null)
+      length += n
+      if (readsToEnd(n, room) || length === procStatBuffer.length) break
     }
     return procStatBuffer.toString("latin1", 0, length)
   } finally {
@@ -382,9 +390,10 @@ const readProcText = (file: string): string => {
         procTextBuffer.copy(larger, 0, 0, length)
         procTextBuffer = larger
       }
-      const n = fs.readSync(fd, procTextBuffer, length, procTextBuffer.length - length, null)
-      if (n === 0) break
+      const room = procTextBuffer.length - length
+      const n = fs.readSync(fd, procTextBuffer, length, room, null)
       length += n
+      if (readsToEnd(n, room)) break
     }
     return procTextBuffer.toString("utf8", 0, length)
   } finally {
