@@ -5,7 +5,7 @@
  * with, so it must not be able to drift from the OS.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, FastCheck as fc, Layer, Option } from "effect"
 import * as childProcess from "node:child_process"
 import { once } from "node:events"
 import * as fs from "node:fs"
@@ -13,7 +13,7 @@ import * as path from "node:path"
 import { vi } from "vitest"
 import { signalZero as commandSignalZero } from "../command/src/SignalZero.js"
 import { layer as layerMemory, makeMemoryProcesses } from "../src/layers/ProcessProbeMemory.js"
-import { listingThreshold, makeNode, parseProcStat, parsePs, procListsEveryProcess } from "../src/layers/ProcessProbeNode.js"
+import { listingThreshold, makeNode, parseProcStat, parsePs, procListsEveryProcess, type ProcStat } from "../src/layers/ProcessProbeNode.js"
 import { signalZero } from "../src/layers/SignalZero.js"
 import { ProcessProbe, type ProcessState } from "../src/services/ProcessProbe.js"
 import { layerMemory as layerMemoryWorld, ProcessController, processProbeConformance } from "../src/testing/ProcessProbeConformance.js"
@@ -579,6 +579,40 @@ describe("parseProcStat", () => {
     expect(parseProcStat("4242 claude S 1 1")).toEqual(Option.none())
     expect(parseProcStat("4242 (claude) S 1 1 1")).toEqual(Option.some({ exited: false, stopped: false, startTime: Option.none() }))
     expect(parseProcStat(`4242 (claude) ${tail.replace("9321544", "x")}`)).toEqual(Option.some({ exited: false, stopped: false, startTime: Option.none() }))
+  })
+})
+
+describe("parseProcStat, as a property", () => {
+  /** The reading it replaces: the line after the last `)` split on white space. */
+  const bySplit = (stat: string): Option.Option<ProcStat> => {
+    const close = stat.lastIndexOf(")")
+    if (close < 0) return Option.none()
+    const fields = stat.slice(close + 1).trim().split(/[ \t\n\v\f\r]+/)
+    const state = fields[0]
+    if (state === undefined || state.length === 0) return Option.none()
+    const start = fields[19]
+    return Option.some({
+      exited: state === "Z" || state === "X",
+      stopped: state === "T" || state === "t",
+      startTime: start !== undefined && /^\d+$/.test(start) ? Option.some(start) : Option.none()
+    })
+  }
+  const word = fc.oneof(
+    fc.constantFrom("S", "Z", "X", "T", "t", "R", "0", "9321544", "-1", "18446744073709551615", "x", ")", "("),
+    fc.stringMatching(/^[0-9]{1,12}$/)
+  )
+  const blank = fc.constantFrom(" ", "  ", "\t", "\n", " \n")
+  const line = fc.tuple(fc.string({ maxLength: 12 }), fc.array(fc.tuple(blank, word), { maxLength: 26 }), fc.constantFrom("", "\n", " ")).map(
+    ([name, fields, end]) => `4242 (${name})${fields.map(([b, w]) => b + w).join("")}${end}`
+  )
+
+  it("reads what splitting the line after its last ')' reads, for any line", () => {
+    fc.assert(
+      fc.property(fc.oneof(line, fc.string({ maxLength: 80 })), (stat) => {
+        expect(parseProcStat(stat)).toEqual(bySplit(stat))
+      }),
+      { numRuns: 2_000 }
+    )
   })
 })
 

@@ -199,15 +199,37 @@ export interface ProcStat {
 export const parseProcStat = (stat: string): Option.Option<ProcStat> => {
   const close = stat.lastIndexOf(")")
   if (close < 0) return Option.none()
-  const fields = stat.slice(close + 1).trim().split(/\s+/)
-  const state = fields[0]
-  if (state === undefined || state.length === 0) return Option.none()
-  const start = fields[19]
+  // The two fields wanted are cut out where they are, not the line split into its fifty: every
+  // live session's stat line is read once per scan.
+  let state = ""
+  let start = ""
+  let at = close + 1
+  for (let field = 0; field <= 19; field++) {
+    while (at < stat.length && isBlank(stat.charCodeAt(at))) at++
+    if (at === stat.length) break
+    const from = at
+    while (at < stat.length && !isBlank(stat.charCodeAt(at))) at++
+    if (field === 0) state = stat.slice(from, at)
+    else if (field === 19) start = stat.slice(from, at)
+  }
+  if (state === "") return Option.none()
   return Option.some({
     exited: state === "Z" || state === "X",
     stopped: state === "T" || state === "t",
-    startTime: start !== undefined && /^\d+$/.test(start) ? Option.some(start) : Option.none()
+    startTime: isDigits(start) ? Option.some(start) : Option.none()
   })
+}
+
+/** The kernel separates the fields with single spaces and ends the line with a newline; any white space is taken as a separator. */
+const isBlank = (code: number): boolean => code === 32 || (code >= 9 && code <= 13)
+
+const isDigits = (text: string): boolean => {
+  if (text === "") return false
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 48 || code > 57) return false
+  }
+  return true
 }
 
 /** What `ps` says of a process: whether it has exited (a zombie), and its start time as Claude Code spells it. */
