@@ -338,6 +338,31 @@ const suite = (name: string, makeWorld: () => PolicyWorld) =>
       )
     })
 
+    describe("one pass over sessions that share a folder", () => {
+      it(
+        "each reads its own project files and global config: a --project-config-root, a CLAUDE_CONFIG_DIR",
+        withWorld(async (world) => {
+          setUser(world, "accept")
+          const root = path.join(world.base, "config-root")
+          world.write(project(world, root), settingsText("refuse"))
+          const configDir = path.join(world.base, "config-dir")
+          world.write(path.join(configDir, ".claude.json"), JSON.stringify({ env: { CLAUDE_CODE_HARBOR_KITE: "0" } }))
+          // Started in this order, so listed (by pid) and read in it: the plain one's answers come first.
+          const plain = await world.startSession({ socket: false })
+          const rooted = await world.startSession({ args: ["--project-config-root", root], socket: false })
+          const configured = await world.startSession({ env: { CLAUDE_CONFIG_DIR: configDir }, socket: false })
+          expect(new Set([plain.cwd, rooted.cwd, configured.cwd]).size).toBe(1)
+          const byPid = new Map((await policies(world)).map((p) => [p.pid, p]))
+          expect(answer(byPid.get(plain.pid)!)).toEqual({ effective: "accept", decidedBy: "userSettings", certainty: "certain" })
+          expect(answer(byPid.get(rooted.pid)!)).toMatchObject({ effective: "refuse", decidedBy: "repoSettings" })
+          expect(sourceOf(byPid.get(rooted.pid)!, "projectSettings")[0]!.path).toBe(project(world, root))
+          expect(byPid.get(configured.pid)!.killSwitch).toEqual({ state: "off", origin: "globalConfig" })
+          expect(byPid.get(plain.pid)!.killSwitch.state).not.toBe("off")
+          expect(byPid.get(rooted.pid)!.killSwitch.state).not.toBe("off")
+        })
+      )
+    })
+
     describe("--setting-sources and --restricted", () => {
       it(
         "--setting-sources user: local and project settings do not count",

@@ -583,11 +583,11 @@ describe("parseProcStat", () => {
 })
 
 describe("parseProcStat, as a property", () => {
-  /** The reading it replaces: the line after the last `)` split on white space. */
+  /** The reading it replaces: the line after the last `)` split on white space (`\s`). */
   const bySplit = (stat: string): Option.Option<ProcStat> => {
     const close = stat.lastIndexOf(")")
     if (close < 0) return Option.none()
-    const fields = stat.slice(close + 1).trim().split(/[ \t\n\v\f\r]+/)
+    const fields = stat.slice(close + 1).trim().split(/\s+/)
     const state = fields[0]
     if (state === undefined || state.length === 0) return Option.none()
     const start = fields[19]
@@ -601,7 +601,8 @@ describe("parseProcStat, as a property", () => {
     fc.constantFrom("S", "Z", "X", "T", "t", "R", "0", "9321544", "-1", "18446744073709551615", "x", ")", "("),
     fc.stringMatching(/^[0-9]{1,12}$/)
   )
-  const blank = fc.constantFrom(" ", "  ", "\t", "\n", " \n")
+  // ASCII blanks only: `\s` also takes Unicode ones (U+00A0 read as latin1), which the kernel never writes there.
+  const blank = fc.constantFrom(" ", "  ", "\t", "\n", " \n", "\v", "\f", "\r")
   const line = fc.tuple(fc.string({ maxLength: 12 }), fc.array(fc.tuple(blank, word), { maxLength: 26 }), fc.constantFrom("", "\n", " ")).map(
     ([name, fields, end]) => `4242 (${name})${fields.map(([b, w]) => b + w).join("")}${end}`
   )

@@ -186,6 +186,42 @@ describe("Registry.confirm", () => {
         }))
     }))
 
+  it.effect("another user's session without a socket is confirmed by its process alone", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      // Root's session, in a home root owns, read by this world's user: it runs as another user.
+      const proc = w.world.processes.spawn({ uid: 0 })
+      w.world.tree.writeFile(w.fileOf(proc.pid), recordText(proc.pid, { procStart: proc.startTime, messagingSocketPath: undefined }))
+      for (const at of [w.world.home.root, w.world.home.sessionsDirectory]) w.world.tree.chmod(at, 0o755)
+      for (const at of [w.world.home.root, w.world.home.sessionsDirectory, w.fileOf(proc.pid)]) w.world.tree.chown(at, 0, 0)
+      yield* withRegistry(w, (registry) =>
+        Effect.gen(function*() {
+          const sessions = yield* registry.list
+          expect(sessions.map((s) => [s.pid, s.unaddressable])).toEqual([[proc.pid, "no_socket"]])
+          const seen = w.reads()
+          expect(yield* registry.confirm(sessions)).toEqual(sessions)
+          expect(seen).toEqual([])
+        }))
+    }))
+
+  it.effect("a process now another user's, or whose start time cannot be read, is rechecked: read again and judged as a scan judges it", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      const [switched, unreadable, kept] = [w.live(), w.live(), w.live()]
+      yield* withRegistry(w, (registry) =>
+        Effect.gen(function*() {
+          const sessions = yield* registry.list
+          expect(sessions).toHaveLength(3)
+          // The same start time, now another user's: a record this user wrote names someone else's process.
+          w.world.processes.reuse(switched!, w.world.processes.startTimeOf(switched!), 0)
+          w.world.processes.setStartTimeUnreadable(unreadable!)
+          const seen = w.reads()
+          const confirmed = yield* registry.confirm(sessions)
+          expect(confirmed.map((s) => s.pid)).toEqual([unreadable, kept])
+          expect([...seen].sort()).toEqual([w.fileOf(switched!), w.fileOf(unreadable!)].sort())
+        }))
+    }))
+
   it.effect("a session another registry listed is read again", () =>
     Effect.gen(function*() {
       const w = worldOf()

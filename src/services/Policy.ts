@@ -7,7 +7,8 @@
  * a pid read after the registry scan could already belong to another one. So each session's
  * process is asked again once the evidence is in (`Registry.confirm`), and the evidence counts
  * only for a session whose process still has the start time its record carries: a process that
- * held the pid throughout is the one that was read.
+ * held the pid throughout is the one that was read. (A record that names no start time is read
+ * again instead, as the scan judged it.)
  */
 import type { PlatformError } from "@effect/platform/Error"
 import * as Context from "effect/Context"

@@ -125,11 +125,12 @@ const eachInBatches = <A, B>(items: ReadonlyArray<A>, f: (item: A) => Effect.Eff
 
 /** The scan over one registry directory, through the file and process ports. */
 /**
- * The start time that proved each live session a scan found (its record's `procStart`, matched by
- * its process's): the one a caller compares a later reading of the process with. A session whose
- * record names no start time, or whose process's could not be read, has none.
+ * What proved each live session a scan found: its process's start time, which matched its record's
+ * `procStart`, and whether the process was another user's. A caller compares a later reading of the
+ * process with it. A session whose record names no start time, or whose process's could not be
+ * read, has none.
  */
-export type ProvenStarts = WeakMap<Session, string>
+export type ProvenStarts = WeakMap<Session, { readonly startTime: string; readonly otherUser: boolean }>
 
 export const makeScan = (
   files: Files,
@@ -247,7 +248,9 @@ export const makeScan = (
     liveness: Liveness,
     owners: Owners | null,
     startTimeMatched: Set<number> | undefined
-  ): Effect.Effect<Array<{ readonly index: number; readonly session: Session; readonly proven: string | null }>> => {
+  ): Effect.Effect<
+    Array<{ readonly index: number; readonly session: Session; readonly proven: { readonly startTime: string; readonly otherUser: boolean } | null }>
+  > => {
     const startTimeOf = new Set(pending.flatMap((p) => (p.procStart === null ? [] : [p.session.pid])))
     return Effect.map(liveness.states(pending.map((p) => p.session.pid), startTimeOf), (states) =>
       pending.flatMap(({ index, owner, procStart, session }) => {
@@ -268,7 +271,7 @@ export const makeScan = (
         const matched = procStart !== null && Option.isSome(state.startTime) ? state.startTime.value : null
         if (matched !== null) startTimeMatched?.add(session.pid)
         const live = { ...session, stopped: state.stopped, unaddressable: state.otherUser ? "other_user" as const : session.unaddressable }
-        return [{ index, session: live, proven: matched }]
+        return [{ index, session: live, proven: matched === null ? null : { startTime: matched, otherUser: state.otherUser } }]
       }))
   }
 
