@@ -19,7 +19,7 @@ import { describeVerdict } from "../domain/VerdictWords.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { ClaudeHomes } from "./ClaudeHomes.js"
 import { Files } from "./Files.js"
-import { ProcessProbe, type ProcessProbe as Probe } from "./ProcessProbe.js"
+import { ProcessProbe } from "./ProcessProbe.js"
 import { type AddressScope, liveSessions, makeScan, type ProvenStarts } from "./RegistryScan.js"
 import { Timing } from "./Timing.js"
 import { withTranscript } from "./Transcripts.js"
@@ -173,7 +173,7 @@ const answers = (
   rescan: (sessions: ReadonlyArray<Session>) => Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError>,
   transcripts: (entry: RegistryEntry) => Effect.Effect<RegistryEntry>,
   missingDirectory: Effect.Effect<Option.Option<MissingDirectory>>,
-  probe: Probe,
+  probe: ProcessProbe,
   proven: ProvenStarts
 ): Registry => {
   const inspect = scan(false).pipe(Effect.withSpan("Registry.inspect"))
@@ -301,8 +301,8 @@ export const makeHomes = Effect.gen(function*() {
     if (entry.verdict._tag !== "live") return { ...entry, home: root }
     const session = { ...entry.verdict.session, home: root }
     // The labelled session is the one `list` gives: it carries what proved the scan's.
-    const start = proven.get(entry.verdict.session)
-    if (start !== undefined) proven.set(session, start)
+    const proof = proven.get(entry.verdict.session)
+    if (proof !== undefined) proven.set(session, proof)
     return { ...entry, verdict: { _tag: "live" as const, session }, home: root }
   }
   const scan = (onlyLivePids: boolean) =>

@@ -123,15 +123,20 @@ interface Judged {
 const eachInBatches = <A, B>(items: ReadonlyArray<A>, f: (item: A) => Effect.Effect<B>): Effect.Effect<Array<B>> =>
   Effect.map(inBatches(items, (batch) => Effect.forEach(batch, f)), (results) => results.flat())
 
-/** The scan over one registry directory, through the file and process ports. */
 /**
- * What proved each live session a scan found: its process's start time, which matched its record's
- * `procStart`, and whether the process was another user's. A caller compares a later reading of the
- * process with it. A session whose record names no start time, or whose process's could not be
- * read, has none.
+ * What proved a live session: its process's start time, which matched its record's `procStart`,
+ * and whether the process was another user's. A caller compares a later reading of the process
+ * with it.
  */
-export type ProvenStarts = WeakMap<Session, { readonly startTime: string; readonly otherUser: boolean }>
+export interface Proof {
+  readonly startTime: string
+  readonly otherUser: boolean
+}
 
+/** The proof of each live session a scan found; a session whose record names no start time, or whose process's could not be read, has none. */
+export type ProvenStarts = WeakMap<Session, Proof>
+
+/** The scan over one registry directory, through the file and process ports. */
 export const makeScan = (
   files: Files,
   probe: ProcessProbe,
@@ -248,9 +253,7 @@ export const makeScan = (
     liveness: Liveness,
     owners: Owners | null,
     startTimeMatched: Set<number> | undefined
-  ): Effect.Effect<
-    Array<{ readonly index: number; readonly session: Session; readonly proven: { readonly startTime: string; readonly otherUser: boolean } | null }>
-  > => {
+  ): Effect.Effect<Array<{ readonly index: number; readonly session: Session; readonly proof: Proof | null }>> => {
     const startTimeOf = new Set(pending.flatMap((p) => (p.procStart === null ? [] : [p.session.pid])))
     return Effect.map(liveness.states(pending.map((p) => p.session.pid), startTimeOf), (states) =>
       pending.flatMap(({ index, owner, procStart, session }) => {
@@ -271,7 +274,7 @@ export const makeScan = (
         const matched = procStart !== null && Option.isSome(state.startTime) ? state.startTime.value : null
         if (matched !== null) startTimeMatched?.add(session.pid)
         const live = { ...session, stopped: state.stopped, unaddressable: state.otherUser ? "other_user" as const : session.unaddressable }
-        return [{ index, session: live, proven: matched === null ? null : { startTime: matched, otherUser: state.otherUser } }]
+        return [{ index, session: live, proof: matched === null ? null : { startTime: matched, otherUser: state.otherUser } }]
       }))
   }
 
@@ -363,8 +366,8 @@ export const makeScan = (
       // liveness pass found, once per pid, in one call: a platform's probe may start a process per call.
       const live = yield* judgeProcesses(entries, pending, liveness, owners, startTimeMatched)
       withAddresses(live.map((l) => l.session), scope).forEach((session, i) => {
-        const { index, proven: start } = live[i]!
-        if (start !== null) proven.set(session, start)
+        const { index, proof } = live[i]!
+        if (proof !== null) proven.set(session, proof)
         entries[index] = { ...entries[index]!, verdict: { _tag: "live", session } }
       })
       return entries
