@@ -361,6 +361,30 @@ const suite = (name: string, makeWorld: () => PolicyWorld) =>
           expect(byPid.get(rooted.pid)!.killSwitch.state).not.toBe("off")
         })
       )
+
+      it(
+        "each reads its own: a custom OAuth URL's global config, a HOME that is the repository's root",
+        withWorld(async (world) => {
+          setUser(world, "accept")
+          // A repository whose root is one session's home folder: that session keeps its local file in its folder.
+          const repository = path.join(world.base, "home-repository")
+          const folder = path.join(repository, "sub")
+          world.mkdir(path.join(repository, ".git"))
+          world.mkdir(folder)
+          world.write(path.join(repository, ".claude", "settings.local.json"), settingsText("refuse"))
+          const otherHome = path.join(world.base, "other-home")
+          world.mkdir(otherHome)
+          world.write(path.join(otherHome, ".claude-custom-oauth.json"), JSON.stringify({ env: { CLAUDE_CODE_HARBOR_KITE: "0" } }))
+          const plain = await world.startSession({ cwd: folder, env: { HOME: otherHome }, socket: false })
+          const homed = await world.startSession({ cwd: folder, env: { HOME: repository }, socket: false })
+          const oauth = await world.startSession({ cwd: folder, env: { HOME: otherHome, CLAUDE_CODE_CUSTOM_OAUTH_URL: "https://example.test" }, socket: false })
+          const byPid = new Map((await policies(world)).map((p) => [p.pid, p]))
+          expect(answer(byPid.get(plain.pid)!)).toMatchObject({ effective: "refuse", decidedBy: "repoSettings" })
+          expect(answer(byPid.get(homed.pid)!)).toEqual({ effective: "accept", decidedBy: "userSettings", certainty: "certain" })
+          expect(byPid.get(oauth.pid)!.killSwitch).toEqual({ state: "off", origin: "globalConfig" })
+          expect(byPid.get(plain.pid)!.killSwitch.state).not.toBe("off")
+        })
+      )
     })
 
     describe("--setting-sources and --restricted", () => {

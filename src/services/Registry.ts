@@ -86,9 +86,10 @@ export interface Registry {
    * them, sorted by pid: what a caller that read something of the processes after `list` needs to
    * know that it read each session's own, as `recheck`, for less. A session that this registry's
    * `list` gave, proven by its record's start time, is confirmed by its process alone (its start
-   * time read again, no file read) and comes as given; any other (a record without a start time, a
-   * session made or copied by the caller, a process whose start time cannot be read now, or that
-   * is now another user's or no longer is) is rechecked, and comes as `recheck` gives it. What the
+   * time read again, no file read) and comes as given; one whose start time cannot be read now is
+   * left out, since nothing then shows the process is the one proven; one whose process's user
+   * changed, and any session this registry did not prove (a record without a start time, a session
+   * made or copied by the caller), is rechecked, and comes as `recheck` gives it. What the
    * same process wrote meanwhile is not seen, since no record is read: another session id after
    * `/clear`, a window's record parked as its session moved to a background job, a record removed
    * as the session ends. For a caller of `list`, that is a list read a moment later.
@@ -205,10 +206,11 @@ const answers = (
         const state = states.get(session.pid)
         if (state === undefined || state._tag === "Dead") continue
         const proof = proven.get(session)!
-        // Read as the scan read it, so spelled alike: equal, or another process at the pid. A
-        // start time unreadable now, or a process whose user changed, is for a full recheck to judge.
-        if (Option.isNone(state.startTime) || state.otherUser !== proof.otherUser) unsure.push(session)
-        else if (state.startTime.value === proof.startTime) confirmed.push(session)
+        // Read as the scan read it, so spelled alike: equal, or another process at the pid. One that
+        // cannot be read proves nothing here (the scan, which has no start time to keep, lets such a
+        // process pass); a process whose user changed is for a full recheck to judge.
+        if (state.otherUser !== proof.otherUser) unsure.push(session)
+        else if (Option.isSome(state.startTime) && state.startTime.value === proof.startTime) confirmed.push(session)
       }
       const rechecked = unsure.length === 0 ? [] : yield* recheck(unsure)
       return [...confirmed, ...rechecked].sort((a, b) => a.pid - b.pid)
