@@ -266,6 +266,18 @@ describe("Policy.list reads the registry once, then asks only its sessions' proc
       expect(policies.map((p) => p.pid)).toEqual([kept])
     }))
 
+  it.effect("nor one whose pid another process took, whose start time cannot be read, while its evidence was read", () =>
+    Effect.gen(function*() {
+      const w = worldOf()
+      const [reused, kept] = [w.live(), w.live()]
+      w.world.processes.onNextEvidence(reused, () => {
+        w.world.processes.reuse(reused)
+        w.world.processes.setStartTimeUnreadable(reused)
+      })
+      const policies = yield* w.run(Effect.flatMap(Policy, (p) => p.list))
+      expect(policies.map((p) => p.pid)).toEqual([kept])
+    }))
+
   it.effect("on a stale registry, no stale record is read, and each live session's record once", () =>
     Effect.gen(function*() {
       const w = worldOf()
