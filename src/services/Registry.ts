@@ -196,16 +196,17 @@ const answers = (
   const confirm = (sessions: ReadonlyArray<Session>) =>
     Effect.gen(function*() {
       const given = [...new Map(sessions.map((s) => [s.file, s])).values()]
-      const known = given.filter((s) => proven.has(s))
-      const liveness = yield* probe.checkLiveness(known.map((s) => s.pid))
-      const alive = known.map((s) => s.pid).filter(liveness.isAlive)
-      const states = yield* liveness.states(alive, new Set(alive))
+      const known = given.flatMap((session) => {
+        const proof = proven.get(session)
+        return proof === undefined ? [] : [{ session, proof }]
+      })
+      const pids = known.map(({ session }) => session.pid)
+      const states = yield* probe.check(pids, new Set(pids))
       const confirmed: Array<Session> = []
       const unsure = given.filter((s) => !proven.has(s))
-      for (const session of known) {
+      for (const { proof, session } of known) {
         const state = states.get(session.pid)
         if (state === undefined || state._tag === "Dead") continue
-        const proof = proven.get(session)!
         // Read as the scan read it, so spelled alike: equal, or another process at the pid. One that
         // cannot be read proves nothing here (the scan, which has no start time to keep, lets such a
         // process pass); a process whose user changed is for a full recheck to judge.
@@ -274,7 +275,7 @@ export const make = Effect.gen(function*() {
   const scope: AddressScope = { names: home.sendersHome }
   const proven: ProvenStarts = new WeakMap()
   const scan = makeScan(files, probe, home.sessionsDirectory, timings, scope, proven)
-  const rescan = (sessions: ReadonlyArray<Session>) => scan(true, undefined, sessions.map((s) => s.file))
+  const rescan = (sessions: ReadonlyArray<Session>) => scan(true, sessions.map((s) => s.file))
   return answers(scan, rescan, entryWithTranscript(files, home.root), missingIn(files, home), probe, proven)
 })
 
@@ -312,8 +313,12 @@ export const makeHomes = Effect.gen(function*() {
       const scanned: Array<RegistryEntry> = []
       const accounted = new Set<number>()
       const read = (home: ClaudeHome) =>
-        Effect.map(scanOf(home)(onlyLivePids, accounted), (entries) => {
-          for (const entry of entries) scanned.push(labelled(home.root)(entry))
+        Effect.map(scanOf(home)(onlyLivePids), (entries) => {
+          for (const entry of entries) {
+            // A live session proven by its record's start time accounts for its process.
+            if (entry.verdict._tag === "live" && proven.has(entry.verdict.session)) accounted.add(entry.verdict.session.pid)
+            scanned.push(labelled(home.root)(entry))
+          }
         })
       if (homes.stepwise === undefined) {
         yield* Effect.forEach(yield* homes.homes, read, { discard: true })
@@ -342,7 +347,7 @@ export const makeHomes = Effect.gen(function*() {
     return Effect.map(
       Effect.forEach(
         roots,
-        ([directory, root]) => Effect.map(scanIn(directory)(true, undefined, sessions.map((s) => s.file)), (entries) => entries.map(labelled(root)))
+        ([directory, root]) => Effect.map(scanIn(directory)(true, sessions.map((s) => s.file)), (entries) => entries.map(labelled(root)))
       ),
       (perHome) => perHome.flat()
     )

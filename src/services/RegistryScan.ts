@@ -251,8 +251,7 @@ export const makeScan = (
     entries: Array<RegistryEntry>,
     pending: ReadonlyArray<Pending>,
     liveness: Liveness,
-    owners: Owners | null,
-    startTimeMatched: Set<number> | undefined
+    owners: Owners | null
   ): Effect.Effect<Array<{ readonly index: number; readonly session: Session; readonly proof: Proof | null }>> => {
     const startTimeOf = new Set(pending.flatMap((p) => (p.procStart === null ? [] : [p.session.pid])))
     return Effect.map(liveness.states(pending.map((p) => p.session.pid), startTimeOf), (states) =>
@@ -272,7 +271,6 @@ export const makeScan = (
           return []
         }
         const matched = procStart !== null && Option.isSome(state.startTime) ? state.startTime.value : null
-        if (matched !== null) startTimeMatched?.add(session.pid)
         const live = { ...session, stopped: state.stopped, unaddressable: state.otherUser ? "other_user" as const : session.unaddressable }
         return [{ index, session: live, proof: matched === null ? null : { startTime: matched, otherUser: state.otherUser } }]
       }))
@@ -305,15 +303,13 @@ export const makeScan = (
    * `pid_mismatch`), and most records of a registry are stale: their files are then never opened.
    * Either way the file names' pids are checked first, in one pass with one liveness check per pid,
    * so that every answer decides liveness alike; a start time is read only for the records that
-   * passed every other check. The pids of the live sessions whose start time matched their
-   * record's are added to `startTimeMatched`: those processes are proven to be the ones that wrote them.
-   * With `only` (paths of files), the directory is not listed: those of them that are in it stand
+   * passed every other check. Each live session whose start time matched its record's gets its
+   * proof in `proven`: that process is proven to be the one that wrote it. With `only` (paths of files), the directory is not listed: those of them that are in it stand
    * for its listing, once each (a file gone since is `unreadable`), each as one whose type the
    * directory does not say, so stat'ed before it is read.
    */
   const scan = (
     onlyLivePids: boolean,
-    startTimeMatched?: Set<number>,
     only?: ReadonlyArray<string>
   ): Effect.Effect<ReadonlyArray<RegistryEntry>, PlatformError> =>
     Effect.gen(function*() {
@@ -364,7 +360,7 @@ export const makeScan = (
 
       // Processes are consulted only for records that passed every other check and whose pid the
       // liveness pass found, once per pid, in one call: a platform's probe may start a process per call.
-      const live = yield* judgeProcesses(entries, pending, liveness, owners, startTimeMatched)
+      const live = yield* judgeProcesses(entries, pending, liveness, owners)
       withAddresses(live.map((l) => l.session), scope).forEach((session, i) => {
         const { index, proof } = live[i]!
         if (proof !== null) proven.set(session, proof)
