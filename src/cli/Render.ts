@@ -8,7 +8,8 @@ import { defaultPolicyWords, describePolicy, receiverModeCaveat, type SessionPol
 import type { Session } from "../domain/Session.js"
 import type { SessionEvent } from "../domain/SessionEvent.js"
 import { absentPolicyWords, type SettingsView, userScopeNote } from "../domain/Settings.js"
-import { describeVerdict, type RegistryEntry, VerdictName } from "../domain/Verdict.js"
+import { type RegistryEntry, VerdictName } from "../domain/Verdict.js"
+import { describeVerdict } from "../domain/VerdictWords.js"
 import type { WaitOutcome } from "../services/Wait.js"
 import { table, terminalSafe } from "./Text.js"
 
