@@ -11,10 +11,10 @@
  * Claude Code hold messages, so the two must never be confused.
  */
 import { killSwitchInSettings } from "./ClaudeEnvironment.js"
+import { settingsKey } from "./InboundPolicyNames.js"
 import { jsonPreview } from "./JsonText.js"
 import type { ReadingProblem, SettingsSource, SourceReading } from "./Policy.js"
 import { type ModeSettings, modeSettingsOfDocument } from "./PolicyPermissionMode.js"
-import { settingsKey } from "./Settings.js"
 
 /** Claude Code's size limit for a settings file. */
 export const settingsFileMaxBytes = 2 * 1024 * 1024

@@ -1,6 +1,6 @@
 /**
- * The user-level inbound policy and the one place that knows how it is spelled in Claude Code's
- * `settings.json` (`crossSessionInbound`).
+ * The user-level inbound policy in Claude Code's `settings.json`: its schema, its views and the
+ * document functions (how the key and its values are spelled is in `InboundPolicyNames.ts`).
  *
  * Two rules earn their place here. Absent is its own state, never `accept`: without the key Claude
  * Code decides by the two sessions' permission modes, so reporting absent as `accept` would claim a
@@ -16,10 +16,10 @@ import { bytesToHex } from "@noble/hashes/utils.js"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { type Node as JsonNode, parseTree } from "jsonc-parser"
-import { inboundPolicyNames } from "./InboundPolicyNames.js"
+import { inboundPolicyNames, settingsKey } from "./InboundPolicyNames.js"
 import { applyTextEdits, jsonPreview, nestingDepth, type TextEdit } from "./JsonText.js"
 
-export const settingsKey = "crossSessionInbound"
+export { settingsKey }
 
 export const InboundPolicy = Schema.Literal(...inboundPolicyNames)
 export type InboundPolicy = typeof InboundPolicy.Type
