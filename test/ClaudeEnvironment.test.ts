@@ -4,6 +4,7 @@
  * override the launch environment in that order.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
 import { claudeArgumentsOf } from "../src/domain/ClaudeArguments.js"
 import {
   enabledFolderSources,
@@ -24,6 +25,45 @@ describe("parseEnviron", () => {
 
   it("answers the first of a duplicated name, as getenv does", () => {
     expect(parseEnviron("K=first\0K=second").get("K")).toBe("first")
+  })
+
+  it("property: every name answers as the block's map would, and the map walks as that map does", () => {
+    // The map as it was built before names were looked up in the block: the reference.
+    const reference = (block: string) => {
+      const variables = new Map<string, string>()
+      for (const entry of block.split("\0")) {
+        const equals = entry.indexOf("=")
+        if (equals > 0 && !variables.has(entry.slice(0, equals))) variables.set(entry.slice(0, equals), entry.slice(equals + 1))
+      }
+      return variables
+    }
+    const piece = fc.constantFrom("A", "B", "AB", "=", "\0", "x", "A=", "\0A=", "B=1", "\0\0")
+    const block = fc.array(piece, { maxLength: 24 }).map((pieces) => pieces.join(""))
+    const name = fc.oneof(fc.constantFrom("", "=", "A=", "\0", "A\0", "x", "AB=x"), fc.array(piece, { maxLength: 3 }).map((pieces) => pieces.join("")))
+    fc.assert(
+      fc.property(block, fc.array(name, { maxLength: 8 }), fc.boolean(), (text, names, walkFirst) => {
+        const expected = reference(text)
+        const env = parseEnviron(text)
+        // Looked up before and after the whole map is built.
+        if (walkFirst) expect([...env]).toEqual([...expected])
+        for (const n of [...expected.keys(), ...names]) {
+          expect(env.get(n), JSON.stringify([text, n])).toBe(expected.get(n))
+          expect(env.has(n)).toBe(expected.has(n))
+        }
+        expect([...env]).toEqual([...expected])
+        expect([...env.keys()]).toEqual([...expected.keys()])
+        expect([...env.values()]).toEqual([...expected.values()])
+        expect([...env.entries()]).toEqual([...expected.entries()])
+        expect(env.size).toBe(expected.size)
+        const walked: Array<[string, string]> = []
+        env.forEach((value, key, map) => {
+          expect(map).toBe(env)
+          walked.push([key, value])
+        })
+        expect(walked).toEqual([...expected])
+      }),
+      { numRuns: 500 }
+    )
   })
 })
 

@@ -15,11 +15,7 @@ import type { ClaudeArguments, FolderOrUserSource } from "./ClaudeArguments.js"
 
 export const killSwitchVariable = "CLAUDE_CODE_HARBOR_KITE"
 
-/**
- * An environment block as the process's `getenv` answers it: where a name appears twice, the first
- * wins. Entries without `=` are not variables and are skipped.
- */
-export const parseEnviron = (block: string): ReadonlyMap<string, string> => {
+const variablesOf = (block: string): ReadonlyMap<string, string> => {
   const variables = new Map<string, string>()
   for (const entry of block.split("\0")) {
     const equals = entry.indexOf("=")
@@ -29,6 +25,64 @@ export const parseEnviron = (block: string): ReadonlyMap<string, string> => {
   }
   return variables
 }
+
+/**
+ * An environment block (`/proc/<pid>/environ`) read as a map. A reader asks a few names of a
+ * process's environment, which holds dozens: `get` finds a name in the block, and the whole map is
+ * built only for what walks or counts it.
+ */
+class EnvironBlock implements ReadonlyMap<string, string> {
+  readonly #block: string
+  #variables: ReadonlyMap<string, string> | undefined
+  constructor(block: string) {
+    this.#block = block
+  }
+  get(name: string): string | undefined {
+    // A variable's name is not empty and holds neither `=` nor NUL: no other name is in the block.
+    if (name === "" || name.includes("=") || name.includes("\0")) return undefined
+    const block = this.#block
+    const key = `${name}=`
+    // An entry starts the block or follows a NUL; the first one with the name is the variable.
+    let start = key.length
+    if (!block.startsWith(key)) {
+      const at = block.indexOf(`\0${key}`)
+      if (at === -1) return undefined
+      start += at + 1
+    }
+    const end = block.indexOf("\0", start)
+    return block.slice(start, end === -1 ? block.length : end)
+  }
+  has(name: string): boolean {
+    return this.get(name) !== undefined
+  }
+  get size(): number {
+    return this.#all().size
+  }
+  forEach(callback: (value: string, key: string, map: ReadonlyMap<string, string>) => void, thisArg?: unknown): void {
+    this.#all().forEach((value, key) => callback.call(thisArg, value, key, this))
+  }
+  entries(): MapIterator<[string, string]> {
+    return this.#all().entries()
+  }
+  keys(): MapIterator<string> {
+    return this.#all().keys()
+  }
+  values(): MapIterator<string> {
+    return this.#all().values()
+  }
+  [Symbol.iterator](): MapIterator<[string, string]> {
+    return this.#all()[Symbol.iterator]()
+  }
+  #all(): ReadonlyMap<string, string> {
+    return this.#variables ??= variablesOf(this.#block)
+  }
+}
+
+/**
+ * An environment block as the process's `getenv` answers it: where a name appears twice, the first
+ * wins. Entries without `=` are not variables and are skipped.
+ */
+export const parseEnviron = (block: string): ReadonlyMap<string, string> => new EnvironBlock(block)
 
 /** Claude Code's reading of a yes/no variable: `1`, `true`, `yes`, `on` in any case, around white space. */
 export const isEnvTruthy = (value: string | undefined): boolean => value !== undefined && ["1", "true", "yes", "on"].includes(value.toLowerCase().trim())
