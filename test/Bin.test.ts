@@ -417,8 +417,8 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     const { index, section } = readBundle()
     expect(Object.keys(index)).toEqual(expect.arrayContaining(["entry", "claude-peers:list", "claude-peers:resolve", "claude-peers:command-line"]))
     expect(section("claude-peers:list").includes("crossSessionInbound")).toBe(false)
-    // Only the settings commands edit the settings document (jsonc-parser, whose module builds
-    // about 1,200 strings as it loads): `policy` and `send` read settings files without it.
+    // The settings document's code (jsonc-parser, whose module builds about 1,200 strings as it
+    // loads) is for the parts that may edit it: `policy` and `send` read settings files without it.
     for (const part of ["claude-peers:policy", "claude-peers:send"]) expect(section(part).includes("UnexpectedEndOfComment"), part).toBe(false)
     expect(section("claude-peers:settingsSet").includes("UnexpectedEndOfComment")).toBe(true)
   })

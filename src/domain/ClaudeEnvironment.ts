@@ -38,8 +38,8 @@ class EnvironBlock implements ReadonlyMap<string, string> {
     this.#block = block
   }
   get(name: string): string | undefined {
-    // A variable's name is not empty and holds neither `=` nor NUL: no other name is in the block.
-    if (name === "" || name.includes("=") || name.includes("\0")) return undefined
+    // A variable's name is a string, not empty, with neither `=` nor NUL: no other name is in the block.
+    if (typeof name !== "string" || name === "" || name.includes("=") || name.includes("\0")) return undefined
     const block = this.#block
     const key = `${name}=`
     // An entry starts the block or follows a NUL; the first one with the name is the variable.
@@ -73,6 +73,10 @@ class EnvironBlock implements ReadonlyMap<string, string> {
   [Symbol.iterator](): MapIterator<[string, string]> {
     return this.#all()[Symbol.iterator]()
   }
+  /** As `util.inspect` shows a `Map`. */
+  [Symbol.for("nodejs.util.inspect.custom")](_depth: number, options: object, inspect: (value: unknown, options: object) => string): string {
+    return inspect(this.#all(), options)
+  }
   #all(): ReadonlyMap<string, string> {
     return this.#variables ??= variablesOf(this.#block)
   }
@@ -80,7 +84,7 @@ class EnvironBlock implements ReadonlyMap<string, string> {
 
 /**
  * An environment block as the process's `getenv` answers it: where a name appears twice, the first
- * wins. Entries without `=` are not variables and are skipped.
+ * wins. Entries without `=`, or with nothing before it, are not variables and are skipped.
  */
 export const parseEnviron = (block: string): ReadonlyMap<string, string> => new EnvironBlock(block)
 

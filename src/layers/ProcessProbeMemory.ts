@@ -120,12 +120,16 @@ const isObserved = <A>(value: Staged<A>): value is Observed<A> =>
 
 const observed = <A>(value: Staged<A>): Observed<A> => (isObserved(value) ? value : read(value))
 
+/** Any map, not only a `Map`: the Node probe's environment is a map of its own. A record's values are strings, never a `get`. */
+const isMap = (value: ReadonlyMap<string, string> | Readonly<Record<string, string>>): value is ReadonlyMap<string, string> =>
+  value instanceof Map || typeof (value as { readonly get?: unknown }).get === "function"
+
 const environmentOf = (
   value: Staged<ReadonlyMap<string, string> | Readonly<Record<string, string>>>
 ): Observed<ReadonlyMap<string, string>> => {
   const staged = observed(value)
   if (staged._tag === "Unreadable") return staged
-  return read(staged.value instanceof Map ? staged.value : new Map(Object.entries(staged.value)))
+  return read(isMap(staged.value) ? staged.value : new Map(Object.entries(staged.value)))
 }
 
 const defaultEvidence: ProcessEvidence = {
