@@ -52,8 +52,10 @@ const writeRest = (bytes: Uint8Array): Effect.Effect<void> =>
     throughStream = true
     // Each write's error reaches its callback; one listener, added once, keeps the stream's `error`
     // event from ending the process (one per write would pass Node's limit of listeners, and warn).
-    if (!streamErrorsHeard) process.stdout.on("error", () => undefined)
-    streamErrorsHeard = true
+    if (!streamErrorsHeard) {
+      process.stdout.on("error", () => undefined)
+      streamErrorsHeard = true
+    }
     process.stdout.write(bytes, (error) => {
       if (error !== null && error !== undefined) {
         if (codeOf(error) === "EPIPE") readerGone = true

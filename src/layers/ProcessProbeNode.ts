@@ -216,21 +216,12 @@ export const parseProcStat = (stat: string): Option.Option<ProcStat> => {
   return Option.some({
     exited: state === "Z" || state === "X",
     stopped: state === "T" || state === "t",
-    startTime: isDigits(start) ? Option.some(start) : Option.none()
+    startTime: /^\d+$/.test(start) ? Option.some(start) : Option.none()
   })
 }
 
 /** The kernel separates the fields with single spaces and ends the line with a newline; any white space is taken as a separator. */
 const isBlank = (code: number): boolean => code === 32 || (code >= 9 && code <= 13)
-
-const isDigits = (text: string): boolean => {
-  if (text === "") return false
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    if (code < 48 || code > 57) return false
-  }
-  return true
-}
 
 /** What `ps` says of a process: whether it has exited (a zombie), and its start time as Claude Code spells it. */
 export interface PsEntry {
@@ -257,33 +248,37 @@ export const parsePs = (output: string): Map<number, PsEntry> => {
 }
 
 /**
- * Where `/proc/<pid>/stat` is read. procfs reports a size of 0, so `readFileSync` would allocate a
- * 64 KiB buffer per file. A stat line is some fifty numbers and a short command name, a few hundred
- * bytes: one small buffer, reused, holds any of them.
+ * Where a file of `/proc/<pid>` is read (`stat`, `cmdline`, `environ`): procfs reports a size of 0
+ * for them, so `readFileSync` would allocate a 64 KiB buffer for each, several per session. One
+ * buffer, reused and doubled when a file fills it (an environment can be large), and only the bytes
+ * read are decoded. procfs gives a read as much of the file as it has room for: a read that returns
+ * less than its room has reached the end, and reading on would only return 0.
  */
-const procStatBuffer = Buffer.alloc(4096)
+let procBuffer = Buffer.alloc(16 * 1024)
 
-/**
- * procfs gives a read as much of the file as it has room for (`stat`, `cmdline`, `environ`): a
- * read that returns less than its room has reached the end, and reading on would only return 0.
- */
-const readsToEnd = (n: number, room: number): boolean => n < room
-
-const readProcStat = (pid: number): string => {
-  const fd = fs.openSync(`/proc/${pid}/stat`, "r")
+const readProcFile = (file: string, encoding: "latin1" | "utf8"): string => {
+  const fd = fs.openSync(file, "r")
   try {
     let length = 0
     for (;;) {
-      const room = procStatBuffer.length - length
-      const n = fs.readSync(fd, procStatBuffer, length, room, null)
+      if (length === procBuffer.length) {
+        const larger = Buffer.alloc(procBuffer.length * 2)
+        procBuffer.copy(larger, 0, 0, length)
+        procBuffer = larger
+      }
+      const room = procBuffer.length - length
+      const n = fs.readSync(fd, procBuffer, length, room, null)
       length += n
-      if (readsToEnd(n, room) || length === procStatBuffer.length) break
+      if (n < room) break
     }
-    return procStatBuffer.toString("latin1", 0, length)
+    return procBuffer.toString(encoding, 0, length)
   } finally {
     fs.closeSync(fd)
   }
 }
+
+/** A stat line: some fifty numbers and the command's name, read as bytes (`parseProcStat` looks past the name). */
+const readProcStat = (pid: number): string => readProcFile(`/proc/${pid}/stat`, "latin1")
 
 /**
  * Linux states, read one stat file at a time (synchronous reads of procfs are memory copies). Every
@@ -395,33 +390,8 @@ export const splitNul = (text: string): ReadonlyArray<string> => {
   return text.endsWith("\0") ? words.slice(0, -1) : words
 }
 
-/**
- * Where `/proc/<pid>/cmdline` and `environ` are read: procfs reports a size of 0 for them too, so
- * `readFileSync` would allocate a 64 KiB buffer for each, twice per session. One buffer, reused and
- * doubled when a file fills it (an environment can be large), and only the bytes read are decoded.
- */
-let procTextBuffer = Buffer.alloc(16 * 1024)
-
-const readProcText = (file: string): string => {
-  const fd = fs.openSync(file, "r")
-  try {
-    let length = 0
-    for (;;) {
-      if (length === procTextBuffer.length) {
-        const larger = Buffer.alloc(procTextBuffer.length * 2)
-        procTextBuffer.copy(larger, 0, 0, length)
-        procTextBuffer = larger
-      }
-      const room = procTextBuffer.length - length
-      const n = fs.readSync(fd, procTextBuffer, length, room, null)
-      length += n
-      if (readsToEnd(n, room)) break
-    }
-    return procTextBuffer.toString("utf8", 0, length)
-  } finally {
-    fs.closeSync(fd)
-  }
-}
+/** `cmdline` and `environ`, as the process's text. */
+const readProcText = (file: string): string => readProcFile(file, "utf8")
 
 /**
  * Linux: `/proc/<pid>/cmdline`, `environ` and `cwd`. The environment is the block the process was

@@ -237,7 +237,8 @@ export const makeScan = (
     if (record.pidDomain !== null && Option.isSome(here) && record.pidDomain !== here.value) {
       return void (entries[index] = entry({ _tag: "other_pid_domain", pidDomain: describeValue(record.pidDomain), here: here.value }))
     }
-    // A pid the liveness pass found dead is dead whatever its process would say: nothing to ask.
+    // A pid the liveness pass found dead is dead whatever its process would say: nothing to ask. Only
+    // a record whose pid it found was described as a session (`decodeRead`), so that is the test.
     if (record.session !== null) pending.push({ index, session: record.session, procStart: record.procStart, owner })
     entries[index] = entry({ _tag: "dead" })
   }
@@ -270,9 +271,10 @@ export const makeScan = (
           entries[index] = { ...entries[index]!, verdict: { _tag: "pid_reused", recorded: describeValue(procStart), actual: state.startTime.value } }
           return []
         }
-        const matched = procStart !== null && Option.isSome(state.startTime) ? state.startTime.value : null
+        // Here a start time on both sides is one that matched: the process proven to be the record's.
+        const proof = procStart !== null && Option.isSome(state.startTime) ? { startTime: state.startTime.value, otherUser: state.otherUser } : null
         const live = { ...session, stopped: state.stopped, unaddressable: state.otherUser ? "other_user" as const : session.unaddressable }
-        return [{ index, session: live, proof: matched === null ? null : { startTime: matched, otherUser: state.otherUser } }]
+        return [{ index, session: live, proof }]
       }))
   }
 
