@@ -25,7 +25,7 @@
  *   inode and device, by the Node version and architecture, and by the flags Node runs with
  *   (`NODE_OPTIONS`, `process.execArgv`); whatever V8 still rejects (`cachedDataRejected`) is
  *   rewritten. Each set of flags has cache files of its own, so runs that alternate flags do not
- *   keep rewriting one file. V8 does not check its payload (release builds skip the checksum), so
+ *   keep rewriting one file; a part keeps those of four sets at most (see `removeOldFlagSets`). V8 does not check its payload (release builds skip the checksum), so
  *   the header carries the payload's checksum, checked before V8 sees the data; caches are written
  *   to a temporary file, flushed to disk (`fsync`) and renamed into place, so a concurrent run or a
  *   power cut leaves an old cache or a whole new one. What passes the checksum and still kills a run
@@ -192,6 +192,32 @@ const matchHeader = (fd, size, key) => {
 
 /** `claude-peers:list` → `claude-peers.cjs.list.v8-cache`, or `….list.<flags>.v8-cache` under flags. */
 const cacheNameOf = (part) => `${path.basename(bundleFile)}.${part.replace(/^.*:/, "")}${flags === "" ? "" : `.${shortHash(flags)}`}.v8-cache`
+
+/** Sets of flags a part keeps caches for besides its plain one. */
+const flagSetsKept = 4
+
+/**
+ * A flag's value is part of its set (a heap size, a path in `NODE_OPTIONS`), so without a bound
+ * every new value would leave a cache of each part behind for good. A run that writes its part's
+ * cache under flags removes that part's caches of other flag sets beyond the newest
+ * `flagSetsKept - 1`: a set that comes back once it was removed costs one run without a cache.
+ */
+const removeOldFlagSets = (directory, part) => {
+  const own = cacheNameOf(part)
+  const prefix = `${path.basename(bundleFile)}.${part.replace(/^.*:/, "")}.`
+  const others = []
+  for (const name of fs.readdirSync(directory)) {
+    if (name === own || !name.startsWith(prefix) || !/^[0-9a-z]+\.v8-cache$/.test(name.slice(prefix.length))) continue
+    try {
+      const stats = fs.lstatSync(path.join(directory, name))
+      if (stats.isFile()) others.push({ name, written: stats.mtimeMs })
+    } catch {
+      // Gone already.
+    }
+  }
+  others.sort((a, b) => b.written - a.written)
+  for (const { name } of others.slice(flagSetsKept - 1)) removeQuietly(path.join(directory, name))
+}
 
 const ownedByUs = (owner) => owner === uid || owner === 0
 
@@ -606,10 +632,13 @@ const runSection = (bundle, id, requireForSection) => {
           const file = path.join(directory, cacheNameOf(id))
           const cold = globalThis[coldPath] === true
           const note = replacing.get(id)
-          if (cold && note === replace) return writeAtomically(file, cacheHeader(bundle.key, deferred))
-          const kind = cold && note === undefined ? provisional : final
-          const bytes = cacheBytes(bundle.key, kind, script)
-          if (bytes !== null) writeAtomically(file, bytes)
+          if (cold && note === replace) writeAtomically(file, cacheHeader(bundle.key, deferred))
+          else {
+            const kind = cold && note === undefined ? provisional : final
+            const bytes = cacheBytes(bundle.key, kind, script)
+            if (bytes !== null) writeAtomically(file, bytes)
+          }
+          if (flags !== "") removeOldFlagSets(directory, id)
         } catch {
           // The command's result stands whatever happens to its cache.
         }
