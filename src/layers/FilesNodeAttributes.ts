@@ -4,9 +4,9 @@
  *
  * Node has no xattr API, and no `stat` field says whether a file has any: the choice is a native
  * addon (a compiled dependency for every user, loaded on every run) or a subprocess for the updates
- * that write. The subprocess is run only by an update that writes, asynchronously, so that it
- * overlaps the lock and the temporary file; the programs are taken from the system's own
- * directories, never from `PATH`, since root runs them too. Where `getfattr` is not installed, or
+ * that write. The subprocess is run only by an update that writes over an existing file, under its
+ * lock; the programs are taken from the system's own directories, never from `PATH`, since root
+ * runs them too. Where `getfattr` is not installed, or
  * the platform is not Linux, nothing is read and nothing is carried (the README says so).
  */
 import { type PlatformError, SystemError } from "@effect/platform/Error"

@@ -10,7 +10,6 @@ import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -326,7 +325,7 @@ export const make = Effect.gen(function*() {
      * document (read again from step 1: it may now be a link, or have other permission bits) and every
      * key that writer added survives.
      */
-    const updateLocked = (change: PolicyChange, expectedRevision: string | null, firstAttributes: Effect.Effect<ExtendedAttributes, PlatformError>) =>
+    const updateLocked = (change: PolicyChange, expectedRevision: string | null) =>
       Effect.gen(function*() {
         for (let attempts = 1;; attempts++) {
           const onDisk = yield* readForUpdate
@@ -334,11 +333,8 @@ export const make = Effect.gen(function*() {
           if (next._tag === "Unchanged") return next.view
           const verified = verifyChange(next.document, next.text, change)
           if (Either.isLeft(verified)) return yield* Effect.die(new Error(`refusing to write ${file}: ${verified.left}`))
-          // The ACL and extended attributes of the file this attempt replaces: read while the lock
-          // was taken for the first attempt, again for a file another writer has put in place since.
-          const attributes = onDisk.bytes === null
-            ? noExtendedAttributes
-            : yield* (attempts === 1 ? firstAttributes : files.extendedAttributes(file))
+          // The ACL and extended attributes of the file this attempt replaces, read under the lock.
+          const attributes = onDisk.bytes === null ? noExtendedAttributes : yield* files.extendedAttributes(file)
           const written = yield* writeReplacing(onDisk, next.text, attributes)
           if (written._tag === "Replaced") return makeSettingsView(file, revisionOf(written.bytes), policyAfter(change))
           if (expectedRevision !== null || attempts > maxMergeRetries) {
@@ -362,14 +358,9 @@ export const make = Effect.gen(function*() {
         }
         return yield* Effect.scoped(
           Effect.gen(function*() {
-            // Read in parallel with the lock (a subprocess on Linux): only an update that writes
-            // over an existing file needs them.
-            const attributes = first.bytes === null
-              ? Effect.succeed(noExtendedAttributes)
-              : Fiber.join(yield* Effect.forkScoped(files.extendedAttributes(file)))
             yield* lock.acquire(expected)
             yield* sweepTempFiles
-            return yield* updateLocked(change, expected, attributes)
+            return yield* updateLocked(change, expected)
           })
         )
       })
