@@ -25,8 +25,9 @@
  *   inode and device, by the Node version and architecture, and by the flags Node runs with
  *   (`NODE_OPTIONS`, `process.execArgv`); whatever V8 still rejects (`cachedDataRejected`) is
  *   rewritten. Each set of flags has cache files of its own, so runs that alternate flags do not
- *   keep rewriting one file; a part keeps those of four sets at most (see `removeOldFlagSets`). V8 does not check its payload (release builds skip the checksum), so
- *   the header carries the payload's checksum, checked before V8 sees the data; caches are written
+ *   keep rewriting one file; a part keeps those of the eight sets used last (`removeOldFlagSets`).
+ *   V8 does not check its payload (release builds skip the checksum), so the header carries the
+ *   payload's checksum, checked before V8 sees the data; caches are written
  *   to a temporary file, flushed to disk (`fsync`) and renamed into place, so a concurrent run or a
  *   power cut leaves an old cache or a whole new one. What passes the checksum and still kills a run
  *   is caught by a marker the run holds until it ends, see `diedCompiling`.
@@ -194,14 +195,30 @@ const matchHeader = (fd, size, key) => {
 const cacheNameOf = (part) => `${path.basename(bundleFile)}.${part.replace(/^.*:/, "")}${flags === "" ? "" : `.${shortHash(flags)}`}.v8-cache`
 
 /** Sets of flags a part keeps caches for besides its plain one. */
-const flagSetsKept = 4
+const flagSetsKept = 8
+
+/** How stale a used cache's mtime may be before the run that uses it renews it. */
+const renewAfterMs = 60 * 60 * 1000
 
 /**
  * A flag's value is part of its set (a heap size, a path in `NODE_OPTIONS`), so without a bound
- * every new value would leave a cache of each part behind for good. A run that writes its part's
- * cache under flags removes that part's caches of other flag sets beyond the newest
- * `flagSetsKept - 1`: a set that comes back once it was removed costs one run without a cache.
+ * every new value would leave a cache of each part behind for good. A run that makes its part's
+ * cache under flags (or finds it could not) removes that part's caches of other flag sets beyond
+ * the `flagSetsKept - 1` used last: a run under flags renews its cache's mtime when it is more than
+ * an hour old, so the mtime tells when a set was last used to within an hour. A set that comes back
+ * once it was removed costs one run without a cache; two runs under new sets at once may leave one
+ * more until the next run that makes a cache.
  */
+const renewIfStale = (fd, mtimeMs) => {
+  const now = Date.now()
+  if (now - mtimeMs <= renewAfterMs) return
+  try {
+    fs.futimesSync(fd, now / 1000, now / 1000)
+  } catch {
+    // Someone else's cache (root's): it stays as old as it is.
+  }
+}
+
 const removeOldFlagSets = (directory, part) => {
   const own = cacheNameOf(part)
   const prefix = `${path.basename(bundleFile)}.${part.replace(/^.*:/, "")}.`
@@ -210,12 +227,12 @@ const removeOldFlagSets = (directory, part) => {
     if (name === own || !name.startsWith(prefix) || !/^[0-9a-z]+\.v8-cache$/.test(name.slice(prefix.length))) continue
     try {
       const stats = fs.lstatSync(path.join(directory, name))
-      if (stats.isFile()) others.push({ name, written: stats.mtimeMs })
+      if (stats.isFile()) others.push({ name, used: stats.mtimeMs })
     } catch {
       // Gone already.
     }
   }
-  others.sort((a, b) => b.written - a.written)
+  others.sort((a, b) => b.used - a.used)
   for (const { name } of others.slice(flagSetsKept - 1)) removeQuietly(path.join(directory, name))
 }
 
@@ -280,7 +297,7 @@ const openOwn = (file) => {
     return null
   }
   const stats = fs.fstatSync(fd)
-  if (stats.isFile() && (uid === undefined || (ownedByUs(stats.uid) && (stats.mode & 0o022) === 0))) return { fd, size: stats.size }
+  if (stats.isFile() && (uid === undefined || (ownedByUs(stats.uid) && (stats.mode & 0o022) === 0))) return { fd, size: stats.size, mtimeMs: stats.mtimeMs }
   say(`${file}: not used, ${stats.isFile() ? `owned by uid ${stats.uid} or writable by others` : "not a regular file"}`)
   closeQuietly(fd)
   return null
@@ -516,6 +533,7 @@ const readCache = (part, key) => {
           drop(cache, header)
         } else {
           holdMarker(`${prefix}.compiling-${process.pid}`)
+          if (flags !== "" && !readOnly) renewIfStale(opened.fd, opened.mtimeMs)
           const open = { ...cache, fd: opened.fd, size: opened.size - header.length }
           opened = undefined
           return open

@@ -487,31 +487,44 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(caches.map((name) => fs.statSync(path.join(cacheDir, name)).mtimeMs)).toEqual(written)
   })
 
-  it("a part keeps the caches of four flag sets at most besides its plain one: the newest, and no other part's", () => {
+  it("a part keeps the caches of the eight flag sets used last besides its plain one, and no other part's", () => {
     const cacheDir = freshDir("cache")
     const runList = (options?: string) =>
       expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: cacheDir, ...(options === undefined ? {} : { NODE_OPTIONS: options }) }))
     const listCaches = () => fs.readdirSync(cacheDir).filter((name) => name.startsWith("claude-peers.cjs.list.") && name.endsWith(".v8-cache")).sort()
+    const hoursAgo = (name: string, hours: number) => {
+      const then = new Date(Date.now() - hours * 3_600_000)
+      fs.utimesSync(path.join(cacheDir, name), then, then)
+    }
     runList()
     // Another part's cache under flags, older than every list cache below: never list's to remove.
     expect(run(bin, ["--claude-home", home, "settings", "get", "--json"], { CLAUDE_PEERS_CACHE_DIR: cacheDir, NODE_OPTIONS: "--max-semi-space-size=2" }).status)
       .toBe(0)
     const otherPart = fs.readdirSync(cacheDir).filter((name) => name.startsWith("claude-peers.cjs.settingsGet."))
     expect(otherPart).toHaveLength(1)
-    const sets = [2, 3, 4, 5, 6, 7].map((size) => `--max-semi-space-size=${size}`)
+    hoursAgo(otherPart[0]!, 5)
+    const sets = Array.from({ length: 12 }, (_, i) => `--max-semi-space-size=${i + 2}`)
     const named: Array<string> = []
-    for (const options of sets) {
+    const runNew = (options: string) => {
       const before = new Set(listCaches())
       runList(options)
       named.push(...listCaches().filter((name) => !before.has(name)))
     }
-    // Each set wrote its own cache; the two written first are gone.
-    expect(named).toHaveLength(sets.length)
+    for (const options of sets.slice(0, 10)) runNew(options)
+    // Each set made its own cache; the two made first are gone.
+    expect(named).toHaveLength(10)
     expect(listCaches()).toEqual([cacheName, ...named.slice(2)].sort())
+    // A set used again renews its cache: of two caches left unused for hours, the one used now stays.
+    hoursAgo(named[3]!, 3)
+    hoursAgo(named[2]!, 2)
+    runList(sets[3])
+    runNew(sets[10]!)
+    expect(listCaches()).toEqual([cacheName, ...named.slice(3)].sort())
+    // A removed set comes back with a cache of its own, in place of the one used longest ago.
+    hoursAgo(named[4]!, 4)
+    runNew(sets[0]!)
+    expect(listCaches()).toEqual([cacheName, named[3]!, ...named.slice(5)].sort())
     expect(fs.readdirSync(cacheDir).filter((name) => name.startsWith("claude-peers.cjs.settingsGet."))).toEqual(otherPart)
-    // A removed set comes back with a cache of its own, and takes the oldest one's place.
-    runList(sets[0])
-    expect(listCaches()).toEqual([cacheName, named[0]!, ...named.slice(3)].sort())
   })
 
   describe("a read-only install, run by an unprivileged user with HOME unset", () => {
