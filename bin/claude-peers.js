@@ -27,10 +27,10 @@
  *   rewritten. Each set of flags has cache files of its own, so runs that alternate flags do not
  *   keep rewriting one file; a part keeps those of the eight sets used last (`removeOldFlagSets`).
  *   V8 does not check its payload (release builds skip the checksum), so the header carries the
- *   payload's checksum, checked before V8 sees the data; caches are written
- *   to a temporary file, flushed to disk (`fsync`) and renamed into place, so a concurrent run or a
- *   power cut leaves an old cache or a whole new one. What passes the checksum and still kills a run
- *   is caught by a marker the run holds until it ends, see `diedCompiling`.
+ *   payload's checksum, checked before V8 sees the data; caches are written to a temporary file,
+ *   flushed to disk (`fsync`) and renamed into place, so a concurrent run or a power cut leaves an
+ *   old cache or a whole new one. What passes the checksum and still kills a run is caught by a
+ *   marker the run holds until it ends, see `diedCompiling`.
  * - The cache never fails the command. Every cache read and write is best effort: a missing,
  *   corrupt, unreadable or unwritable cache only costs the time it would have saved. Temporary
  *   files of runs that were killed are swept.
@@ -201,13 +201,8 @@ const flagSetsKept = 8
 const renewAfterMs = 60 * 60 * 1000
 
 /**
- * A flag's value is part of its set (a heap size, a path in `NODE_OPTIONS`), so without a bound
- * every new value would leave a cache of each part behind for good. A run that makes its part's
- * cache under flags (or finds it could not) removes that part's caches of other flag sets beyond
- * the `flagSetsKept - 1` used last: a run under flags renews its cache's mtime when it is more than
- * an hour old, so the mtime tells when a set was last used to within an hour. A set that comes back
- * once it was removed costs one run without a cache; two runs under new sets at once may leave one
- * more until the next run that makes a cache.
+ * A run under flags renews the mtime of the cache it uses when it is more than an hour old, so
+ * that the mtime tells when a set was last used, to within an hour.
  */
 const renewIfStale = (fd, mtimeMs) => {
   const now = Date.now()
@@ -219,6 +214,13 @@ const renewIfStale = (fd, mtimeMs) => {
   }
 }
 
+/**
+ * A flag's value is part of its set (a heap size, a path in `NODE_OPTIONS`), so without a bound
+ * every new value would leave a cache of each part behind for good. A run that makes its part's
+ * cache under flags (or tried to) removes that part's caches of other flag sets beyond the
+ * `flagSetsKept - 1` used last. A set that comes back once it was removed costs one run without a
+ * cache; two runs under new sets at once may leave one more until the next run that makes a cache.
+ */
 const removeOldFlagSets = (directory, part) => {
   const own = cacheNameOf(part)
   const prefix = `${path.basename(bundleFile)}.${part.replace(/^.*:/, "")}.`

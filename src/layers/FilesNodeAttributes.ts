@@ -6,8 +6,8 @@
  * addon (a compiled dependency for every user, loaded on every run) or a subprocess for the updates
  * that write. The subprocess is run only by an update that writes over an existing file, under its
  * lock; the programs are taken from the system's own directories, never from `PATH`, since root
- * runs them too. Where `getfattr` is not installed, or
- * the platform is not Linux, nothing is read and nothing is carried (the README says so).
+ * runs them too. Where `getfattr` is not installed, or the platform is not Linux, nothing is read
+ * and nothing is carried (the README says so).
  */
 import { type PlatformError, SystemError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
