@@ -25,7 +25,8 @@
  *   inode and device, by the Node version and architecture, and by the flags Node runs with
  *   (`NODE_OPTIONS`, `process.execArgv`); whatever V8 still rejects (`cachedDataRejected`) is
  *   rewritten. Each set of flags has cache files of its own, so runs that alternate flags do not
- *   keep rewriting one file; a part keeps those of the eight sets used last (`removeOldFlagSets`).
+ *   keep rewriting one file, and so has each install in a directory that installs share; a part
+ *   keeps those of the eight variants used last (`removeOldVariants`).
  *   V8 does not check its payload (release builds skip the checksum), so the header carries the
  *   payload's checksum, checked before V8 sees the data; caches are written to a temporary file,
  *   flushed to disk (`fsync`) and renamed into place, so a concurrent run or a power cut leaves an
@@ -40,8 +41,8 @@
  *   else a directory of this user's in the system's temporary directory. With none, no cache is
  *   made at all. A valid cache in a read-only install is used as it is.
  *
- * Each part has caches of its own (`claude-peers.cjs.<part>[.<flags>].v8-cache`): a cache holds the
- * functions its part compiled, and no part inherits another's.
+ * Each part has caches of its own (`claude-peers.cjs.<part>[.<variant>].v8-cache`, see `variantIn`):
+ * a cache holds the functions its part compiled, and no part inherits another's.
  */
 "use strict"
 const fs = require("node:fs")
@@ -191,18 +192,31 @@ const matchHeader = (fd, size, key) => {
   return null
 }
 
-/** `claude-peers:list` → `claude-peers.cjs.list.v8-cache`, or `….list.<flags>.v8-cache` under flags. */
-const cacheNameOf = (part) => `${path.basename(bundleFile)}.${part.replace(/^.*:/, "")}${flags === "" ? "" : `.${shortHash(flags)}`}.v8-cache`
+/**
+ * What sets one run's cache of a part apart from others in the same directory: the flags, and, in
+ * a directory that is not the install's own (the user's cache or temporary directory, which every
+ * install of this user shares), the bundle's path, so that two installs do not keep replacing each
+ * other's caches.
+ */
+const variantIn = (directory) => {
+  const text = directory === installDirectory() ? flags : `${bundleFile}\n${flags}`
+  return text === "" ? "" : `.${shortHash(text)}`
+}
 
-/** Sets of flags a part keeps caches for besides its plain one. */
-const flagSetsKept = 8
+const partPrefix = (part) => `${path.basename(bundleFile)}.${part.replace(/^.*:/, "")}`
+
+/** `claude-peers:list` in `directory` → `claude-peers.cjs.list.v8-cache`, or `….list.<variant>.v8-cache`. */
+const cacheNameOf = (part, directory) => `${partPrefix(part)}${variantIn(directory)}.v8-cache`
+
+/** Variants (sets of flags, installs) a part keeps caches for in a directory, besides its plain one. */
+const variantsKept = 8
 
 /** How stale a used cache's mtime may be before the run that uses it renews it. */
 const renewAfterMs = 60 * 60 * 1000
 
 /**
- * A run under flags renews the mtime of the cache it uses when it is more than an hour old, so
- * that the mtime tells when a set was last used, to within an hour.
+ * A run renews the mtime of the variant's cache it uses when it is more than an hour old, so that
+ * the mtime tells when a variant was last used, to within an hour.
  */
 const renewIfStale = (fd, mtimeMs) => {
   const now = Date.now()
@@ -215,18 +229,23 @@ const renewIfStale = (fd, mtimeMs) => {
 }
 
 /**
- * A flag's value is part of its set (a heap size, a path in `NODE_OPTIONS`), so without a bound
- * every new value would leave a cache of each part behind for good. A run that makes its part's
- * cache under flags (or tried to) removes that part's caches of other flag sets beyond the
- * `flagSetsKept - 1` used last. A set that comes back once it was removed costs one run without a
- * cache; two runs under new sets at once may leave one more until the next run that makes a cache.
+ * A flag's value is part of its set (a heap size, a path in `NODE_OPTIONS`), and installs come and
+ * go, so without a bound every new variant would leave a cache of each part behind for good. A run
+ * that makes its variant's cache of a part (or tried to) removes that part's caches of other
+ * variants beyond the `variantsKept - 1` used last; in a shared directory that includes a plain
+ * cache, which only an older loader writes there. A variant that comes back once it was removed
+ * costs one run without a cache; two runs of new variants at once may leave one more until the next
+ * run that makes a cache.
  */
-const removeOldFlagSets = (directory, part) => {
-  const own = cacheNameOf(part)
-  const prefix = `${path.basename(bundleFile)}.${part.replace(/^.*:/, "")}.`
+const removeOldVariants = (directory, part) => {
+  const own = cacheNameOf(part, directory)
+  const prefix = partPrefix(part)
+  const shared = directory !== installDirectory()
   const others = []
   for (const name of fs.readdirSync(directory)) {
-    if (name === own || !name.startsWith(prefix) || !/^[0-9a-z]+\.v8-cache$/.test(name.slice(prefix.length))) continue
+    if (name === own || !name.startsWith(prefix)) continue
+    const rest = name.slice(prefix.length)
+    if (!/^\.[0-9a-z]+\.v8-cache$/.test(rest) && !(shared && rest === ".v8-cache")) continue
     try {
       const stats = fs.lstatSync(path.join(directory, name))
       if (stats.isFile()) others.push({ name, used: stats.mtimeMs })
@@ -235,7 +254,7 @@ const removeOldFlagSets = (directory, part) => {
     }
   }
   others.sort((a, b) => b.used - a.used)
-  for (const { name } of others.slice(flagSetsKept - 1)) removeQuietly(path.join(directory, name))
+  for (const { name } of others.slice(variantsKept - 1)) removeQuietly(path.join(directory, name))
 }
 
 const ownedByUs = (owner) => owner === uid || owner === 0
@@ -502,17 +521,17 @@ const holdMarker = (marker) => {
  * runs with it; null when there is none. A cache is only used where a marker can be written.
  */
 const readCache = (part, key) => {
-  const name = cacheNameOf(part)
   const writable = writableDirectory()
   if (writable === null) return null
   const install = installDirectory()
   const places = writable === install || install === null ? [writable] : [install, writable]
+  const own = cacheNameOf(part, writable)
   for (const directory of places) {
     // The install's cache, read from elsewhere than where this run writes: its markers and note
     // carry another name, beside this run's own.
     const readOnly = directory !== writable
-    const prefix = path.join(writable, readOnly ? `${name}.installed` : name)
-    const file = path.join(directory, name)
+    const prefix = path.join(writable, readOnly ? `${own}.installed` : own)
+    const file = path.join(directory, readOnly ? cacheNameOf(part, directory) : own)
     let opened
     try {
       opened = openOwn(file)
@@ -535,7 +554,7 @@ const readCache = (part, key) => {
           drop(cache, header)
         } else {
           holdMarker(`${prefix}.compiling-${process.pid}`)
-          if (flags !== "" && !readOnly) renewIfStale(opened.fd, opened.mtimeMs)
+          if (!readOnly && variantIn(writable) !== "") renewIfStale(opened.fd, opened.mtimeMs)
           const open = { ...cache, fd: opened.fd, size: opened.size - header.length }
           opened = undefined
           return open
@@ -649,7 +668,7 @@ const runSection = (bundle, id, requireForSection) => {
     if (directory !== null) {
       process.once("exit", () => {
         try {
-          const file = path.join(directory, cacheNameOf(id))
+          const file = path.join(directory, cacheNameOf(id, directory))
           const cold = globalThis[coldPath] === true
           const note = replacing.get(id)
           if (cold && note === replace) writeAtomically(file, cacheHeader(bundle.key, deferred))
@@ -658,7 +677,7 @@ const runSection = (bundle, id, requireForSection) => {
             const bytes = cacheBytes(bundle.key, kind, script)
             if (bytes !== null) writeAtomically(file, bytes)
           }
-          if (flags !== "") removeOldFlagSets(directory, id)
+          if (variantIn(directory) !== "") removeOldVariants(directory, id)
         } catch {
           // The command's result stands whatever happens to its cache.
         }
@@ -671,7 +690,7 @@ const runSection = (bundle, id, requireForSection) => {
       // A run that succeeded on a failed run's cache: the next run makes the cache anew.
       try {
         if (cached.readOnly) drop(cached, cached.header)
-        writeAtomically(path.join(directory, cacheNameOf(id)), cacheHeader(bundle.key, replace))
+        writeAtomically(path.join(directory, cacheNameOf(id, directory)), cacheHeader(bundle.key, replace))
       } catch {
         // The command's result stands whatever happens to its cache.
       }

@@ -26,6 +26,17 @@ const readBundle = () => {
 /** The cache of the bundle's `list` part, the one `list` runs. */
 const cacheName = "claude-peers.cjs.list.v8-cache"
 
+/**
+ * The one file in a directory that installs share (the user cache or temporary directory): list's
+ * cache, named for this install.
+ */
+const onlySharedCacheIn = (directory: string): string => {
+  const names = fs.readdirSync(directory)
+  expect(names).toHaveLength(1)
+  expect(names[0]).toMatch(/^claude-peers\.cjs\.list\.[0-9a-z]+\.v8-cache$/)
+  return names[0]!
+}
+
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-bin-"))
 // Readable by the unprivileged user of the read-only install's tests.
 fs.chmodSync(tmp, 0o755)
@@ -247,8 +258,31 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
   it("an install directory that cannot take the cache falls back to the user cache directory", () => {
     const xdg = freshDir("xdg")
     expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: unwritable(), XDG_CACHE_HOME: xdg }))
-    expect(fs.readdirSync(path.join(xdg, "claude-peers"))).toEqual([cacheName])
+    const name = onlySharedCacheIn(path.join(xdg, "claude-peers"))
     expectLiveAlpha(listJson({ CLAUDE_PEERS_CACHE_DIR: unwritable(), XDG_CACHE_HOME: xdg }))
+    expect(onlySharedCacheIn(path.join(xdg, "claude-peers"))).toBe(name)
+  })
+
+  it("two installs that share the user cache directory keep a cache each: alternating runs rewrite none", () => {
+    const xdg = freshDir("xdg")
+    const copies = ["one", "two"].map((name) => {
+      const dir = freshDir(`install-${name}`)
+      fs.mkdirSync(path.join(dir, "bin"))
+      fs.mkdirSync(path.join(dir, "dist"))
+      for (const file of ["claude-peers.js", "package.json"]) fs.copyFileSync(path.join(root, "bin", file), path.join(dir, "bin", file))
+      fs.copyFileSync(bundle, path.join(dir, "dist", "claude-peers.cjs"))
+      return path.join(dir, "bin", "claude-peers.js")
+    })
+    const runIn = (script: string) =>
+      expectLiveAlpha(run(script, ["--claude-home", home, "list", "--json"], { CLAUDE_PEERS_CACHE_DIR: unwritable(), XDG_CACHE_HOME: xdg }))
+    const shared = path.join(xdg, "claude-peers")
+    for (const script of copies) runIn(script)
+    const names = fs.readdirSync(shared).sort()
+    expect(names).toHaveLength(2)
+    const written = names.map((name) => fs.statSync(path.join(shared, name)).mtimeMs)
+    for (let i = 0; i < 2; i++) for (const script of copies) runIn(script)
+    expect(fs.readdirSync(shared).sort()).toEqual(names)
+    expect(names.map((name) => fs.statSync(path.join(shared, name)).mtimeMs)).toEqual(written)
   })
 
   it("an install and a user cache directory that cannot take the cache fall back to this user's temporary directory", () => {
@@ -257,10 +291,10 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expectLiveAlpha(listJson(env))
     const own = path.join(temporary, `claude-peers-${process.getuid!()}`)
     expect(fs.statSync(own).mode & 0o777).toBe(0o700)
-    expect(fs.readdirSync(own)).toEqual([cacheName])
-    const written = fs.statSync(path.join(own, cacheName)).mtimeMs
+    const name = onlySharedCacheIn(own)
+    const written = fs.statSync(path.join(own, name)).mtimeMs
     expectLiveAlpha(listJson(env))
-    expect(fs.statSync(path.join(own, cacheName)).mtimeMs).toBe(written)
+    expect(fs.statSync(path.join(own, name)).mtimeMs).toBe(written)
   })
 
   it("with nowhere to write a cache, the command still runs, leaving no temporary file", () => {
@@ -575,12 +609,12 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       const own = path.join(temporary, `claude-peers-${nobody}`)
       const stats = fs.statSync(own)
       expect([stats.uid, stats.mode & 0o777]).toEqual([nobody, 0o700])
-      expect(fs.readdirSync(own)).toEqual([cacheName])
-      const written = fs.statSync(path.join(own, cacheName)).mtimeMs
+      const name = onlySharedCacheIn(own)
+      const written = fs.statSync(path.join(own, name)).mtimeMs
       expectLiveAlpha(runAsNobody(script, temporary))
       expectLiveAlpha(runAsNobody(script, temporary))
-      expect(fs.readdirSync(own)).toEqual([cacheName])
-      expect(fs.statSync(path.join(own, cacheName)).mtimeMs).toBe(written)
+      expect(onlySharedCacheIn(own)).toBe(name)
+      expect(fs.statSync(path.join(own, name)).mtimeMs).toBe(written)
     })
 
     it.skipIf(!canSwitchUser)("uses a valid cache the install holds, writing none of its own", () => {
@@ -604,9 +638,13 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       expect(installed.toString("latin1").split("\n", 2)[1]!.startsWith("provisional ")).toBe(true)
       seal()
       const temporary = systemTemporary()
-      const own = path.join(temporary, `claude-peers-${nobody}`, cacheName)
-      const kind = () => fs.readFileSync(own, "latin1").split("\n", 2)[1]!.split(" ", 1)[0]
+      const ownDirectory = path.join(temporary, `claude-peers-${nobody}`)
       expectLiveAlpha(runAsNobody(script, temporary))
+      // Beside the note that keeps the install's provisional cache out.
+      const names = fs.readdirSync(ownDirectory).filter((name) => /^claude-peers\.cjs\.list\.[0-9a-z]+\.v8-cache$/.test(name))
+      expect(names).toHaveLength(1)
+      const own = path.join(ownDirectory, names[0]!)
+      const kind = () => fs.readFileSync(own, "latin1").split("\n", 2)[1]!.split(" ", 1)[0]
       expect(kind()).toBe("replace")
       expectLiveAlpha(runAsNobody(script, temporary))
       // A final cache of its own: the key's first field is the bundle's size.
@@ -628,7 +666,7 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       const temporary = systemTemporary()
       const unknown = [String(unknownUid), String(unknownUid)] as const
       expectLiveAlpha(runAs(unknown, script, temporary))
-      expect(fs.readdirSync(path.join(temporary, `claude-peers-${unknownUid}`))).toEqual([cacheName])
+      onlySharedCacheIn(path.join(temporary, `claude-peers-${unknownUid}`))
       expectLiveAlpha(runAs(unknown, script, temporary, ["list", "--json"], { CLAUDE_CONFIG_DIR: home }))
       // Nothing names a home: an io failure that says what to name, not a crash.
       const refused = runAs(unknown, script, temporary, ["list", "--json"])
