@@ -232,20 +232,16 @@ const renewIfStale = (fd, mtimeMs) => {
  * A flag's value is part of its set (a heap size, a path in `NODE_OPTIONS`), and installs come and
  * go, so without a bound every new variant would leave a cache of each part behind for good. A run
  * that makes its variant's cache of a part (or tried to) removes that part's caches of other
- * variants beyond the `variantsKept - 1` used last; in a shared directory that includes a plain
- * cache, which only an older loader writes there. A variant that comes back once it was removed
- * costs one run without a cache; two runs of new variants at once may leave one more until the next
- * run that makes a cache.
+ * variants beyond the `variantsKept - 1` used last. The plain cache (no flags, the install's own
+ * directory) is never removed. A variant that comes back once it was removed costs one run without
+ * a cache; two runs of new variants at once may leave one more until the next run that makes one.
  */
 const removeOldVariants = (directory, part) => {
   const own = cacheNameOf(part, directory)
-  const prefix = partPrefix(part)
-  const shared = directory !== installDirectory()
+  const prefix = `${partPrefix(part)}.`
   const others = []
   for (const name of fs.readdirSync(directory)) {
-    if (name === own || !name.startsWith(prefix)) continue
-    const rest = name.slice(prefix.length)
-    if (!/^\.[0-9a-z]+\.v8-cache$/.test(rest) && !(shared && rest === ".v8-cache")) continue
+    if (name === own || !name.startsWith(prefix) || !/^[0-9a-z]+\.v8-cache$/.test(name.slice(prefix.length))) continue
     try {
       const stats = fs.lstatSync(path.join(directory, name))
       if (stats.isFile()) others.push({ name, used: stats.mtimeMs })

@@ -263,7 +263,7 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     expect(onlySharedCacheIn(path.join(xdg, "claude-peers"))).toBe(name)
   })
 
-  it("two installs that share the user cache directory keep a cache each: alternating runs rewrite none", () => {
+  it("two installs that share the user cache directory keep a cache each: alternating runs rewrite none, and old variants go", () => {
     const xdg = freshDir("xdg")
     const copies = ["one", "two"].map((name) => {
       const dir = freshDir(`install-${name}`)
@@ -283,6 +283,19 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     for (let i = 0; i < 2; i++) for (const script of copies) runIn(script)
     expect(fs.readdirSync(shared).sort()).toEqual(names)
     expect(names.map((name) => fs.statSync(path.join(shared, name)).mtimeMs)).toEqual(written)
+    // Eight variants used since (one install under eight sets of flags) leave the two out.
+    for (let size = 2; size < 10; size++) {
+      expectLiveAlpha(
+        run(copies[0]!, ["--claude-home", home, "list", "--json"], {
+          CLAUDE_PEERS_CACHE_DIR: unwritable(),
+          XDG_CACHE_HOME: xdg,
+          NODE_OPTIONS: `--max-semi-space-size=${size}`
+        })
+      )
+    }
+    const left = fs.readdirSync(shared)
+    expect(left).toHaveLength(8)
+    expect(left.filter((name) => names.includes(name))).toEqual([])
   })
 
   it("an install and a user cache directory that cannot take the cache fall back to this user's temporary directory", () => {
