@@ -26,12 +26,12 @@
  *   (`NODE_OPTIONS`, `process.execArgv`); whatever V8 still rejects (`cachedDataRejected`) is
  *   rewritten. Each set of flags has cache files of its own, so runs that alternate flags do not
  *   keep rewriting one file, and so has each install in a directory that installs share; a part
- *   keeps those of the eight variants used last (`removeOldVariants`).
- *   V8 does not check its payload (release builds skip the checksum), so the header carries the
- *   payload's checksum, checked before V8 sees the data; caches are written to a temporary file,
- *   flushed to disk (`fsync`) and renamed into place, so a concurrent run or a power cut leaves an
- *   old cache or a whole new one. What passes the checksum and still kills a run is caught by a
- *   marker the run holds until it ends, see `diedCompiling`.
+ *   keeps those of the eight variants used last (`removeOldVariants`). V8 does not check its
+ *   payload (release builds skip the checksum), so the header carries the payload's checksum,
+ *   checked before V8 sees the data; caches are written to a temporary file, flushed to disk
+ *   (`fsync`) and renamed into place, so a concurrent run or a power cut leaves an old cache or a
+ *   whole new one. What passes the checksum and still kills a run is caught by a marker the run
+ *   holds until it ends, see `diedCompiling`.
  * - The cache never fails the command. Every cache read and write is best effort: a missing,
  *   corrupt, unreadable or unwritable cache only costs the time it would have saved. Temporary
  *   files of runs that were killed are swept.
