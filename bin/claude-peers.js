@@ -240,7 +240,8 @@ const removeOldVariants = (directory, part) => {
   const own = cacheNameOf(part, directory)
   const prefix = `${partPrefix(part)}.`
   const others = []
-  for (const name of fs.readdirSync(directory)) {
+  // The run's listing (writing its cache took one): a variant written since is too new to go.
+  for (const name of namesInWritable(directory)) {
     if (name === own || !name.startsWith(prefix) || !/^[0-9a-z]+\.v8-cache$/.test(name.slice(prefix.length))) continue
     try {
       const stats = fs.lstatSync(path.join(directory, name))

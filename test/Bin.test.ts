@@ -30,10 +30,12 @@ const cacheName = "claude-peers.cjs.list.v8-cache"
  * The one file in a directory that installs share (the user cache or temporary directory): list's
  * cache, named for this install.
  */
+const sharedCacheName = /^claude-peers\.cjs\.list\.[0-9a-z]+\.v8-cache$/
+
 const onlySharedCacheIn = (directory: string): string => {
   const names = fs.readdirSync(directory)
   expect(names).toHaveLength(1)
-  expect(names[0]).toMatch(/^claude-peers\.cjs\.list\.[0-9a-z]+\.v8-cache$/)
+  expect(names[0]).toMatch(sharedCacheName)
   return names[0]!
 }
 
@@ -64,6 +66,19 @@ fs.writeFileSync(
   recordText(sleeper.pid, { procStart: startTimeOf(sleeper.pid), name: "alpha" })
 )
 fs.writeFileSync(path.join(home, "sessions", "999999.json"), recordText(999999, { name: "ghost" }))
+
+/** A copy of the install (`bin/` and the bundle), left writable until `seal`. */
+const install = () => {
+  const dir = freshDir("install")
+  fs.mkdirSync(path.join(dir, "bin"))
+  fs.mkdirSync(path.join(dir, "dist"))
+  for (const file of ["claude-peers.js", "package.json"]) fs.copyFileSync(path.join(root, "bin", file), path.join(dir, "bin", file))
+  fs.copyFileSync(bundle, path.join(dir, "dist", "claude-peers.cjs"))
+  const seal = () => {
+    for (const d of [dir, path.join(dir, "bin"), path.join(dir, "dist")]) fs.chmodSync(d, 0o555)
+  }
+  return { script: path.join(dir, "bin", "claude-peers.js"), dist: path.join(dir, "dist"), seal }
+}
 
 /** Runs the loader as a user would; the cache goes where `env` says, never into `dist/` here. */
 const run = (script: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) => {
@@ -265,14 +280,7 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
 
   it("two installs that share the user cache directory keep a cache each: alternating runs rewrite none, and old variants go", () => {
     const xdg = freshDir("xdg")
-    const copies = ["one", "two"].map((name) => {
-      const dir = freshDir(`install-${name}`)
-      fs.mkdirSync(path.join(dir, "bin"))
-      fs.mkdirSync(path.join(dir, "dist"))
-      for (const file of ["claude-peers.js", "package.json"]) fs.copyFileSync(path.join(root, "bin", file), path.join(dir, "bin", file))
-      fs.copyFileSync(bundle, path.join(dir, "dist", "claude-peers.cjs"))
-      return path.join(dir, "bin", "claude-peers.js")
-    })
+    const copies = [install().script, install().script]
     const runIn = (script: string) =>
       expectLiveAlpha(run(script, ["--claude-home", home, "list", "--json"], { CLAUDE_PEERS_CACHE_DIR: unwritable(), XDG_CACHE_HOME: xdg }))
     const shared = path.join(xdg, "claude-peers")
@@ -578,19 +586,6 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     const canSwitchUser = process.getuid?.() === 0 && fs.existsSync("/usr/bin/setpriv")
     const nobody = 65534
 
-    /** A copy of the install (`bin/` and the bundle), left writable until `seal`. */
-    const install = () => {
-      const dir = freshDir("install")
-      fs.mkdirSync(path.join(dir, "bin"))
-      fs.mkdirSync(path.join(dir, "dist"))
-      for (const file of ["claude-peers.js", "package.json"]) fs.copyFileSync(path.join(root, "bin", file), path.join(dir, "bin", file))
-      fs.copyFileSync(bundle, path.join(dir, "dist", "claude-peers.cjs"))
-      const seal = () => {
-        for (const d of [dir, path.join(dir, "bin"), path.join(dir, "dist")]) fs.chmodSync(d, 0o555)
-      }
-      return { script: path.join(dir, "bin", "claude-peers.js"), dist: path.join(dir, "dist"), seal }
-    }
-
     /** A system temporary directory of the test's own, writable by everyone as `/tmp` is. */
     const systemTemporary = () => {
       const dir = freshDir("tmp")
@@ -654,7 +649,7 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
       const ownDirectory = path.join(temporary, `claude-peers-${nobody}`)
       expectLiveAlpha(runAsNobody(script, temporary))
       // Beside the note that keeps the install's provisional cache out.
-      const names = fs.readdirSync(ownDirectory).filter((name) => /^claude-peers\.cjs\.list\.[0-9a-z]+\.v8-cache$/.test(name))
+      const names = fs.readdirSync(ownDirectory).filter((name) => sharedCacheName.test(name))
       expect(names).toHaveLength(1)
       const own = path.join(ownDirectory, names[0]!)
       const kind = () => fs.readFileSync(own, "latin1").split("\n", 2)[1]!.split(" ", 1)[0]

@@ -118,15 +118,18 @@ suite("node", () => ({ layer: nodeLayer("linux"), folder: tmp, launch: launchNod
 describe("a real process's evidence, staged in the memory world", () => {
   it("keeps every variable of its environment (as the Node probe gives it, not a plain Map)", async () => {
     const launched = await launchNode([], { HOME: "/home/elsewhere", CLAUDE_CONFIG_DIR: "/profiles/work", EMPTY: "" }, tmp)
-    const real = await evidenceOf(nodeLayer("linux"), launched.pid)
-    expect(real.environment._tag).toBe("Read")
-    const processes = makeMemoryProcesses()
-    const { pid } = processes.spawn({ arguments: real.arguments, environment: real.environment, workingDirectory: real.workingDirectory })
-    const replayed = await evidenceOf(layerMemory(processes), pid)
-    const variables = (evidence: ProcessEvidence) => (evidence.environment._tag === "Read" ? [...evidence.environment.value] : [])
-    expect(variables(replayed)).toEqual(variables(real))
-    expect(variables(replayed)).toEqual(expect.arrayContaining([["HOME", "/home/elsewhere"], ["CLAUDE_CONFIG_DIR", "/profiles/work"], ["EMPTY", ""]]))
-    await killNode(launched.pid)
+    try {
+      const real = await evidenceOf(nodeLayer("linux"), launched.pid)
+      expect(real.environment._tag).toBe("Read")
+      const processes = makeMemoryProcesses()
+      const { pid } = processes.spawn({ arguments: real.arguments, environment: real.environment, workingDirectory: real.workingDirectory })
+      const replayed = await evidenceOf(layerMemory(processes), pid)
+      const variables = (evidence: ProcessEvidence) => (evidence.environment._tag === "Read" ? [...evidence.environment.value] : [])
+      expect(variables(replayed)).toEqual(variables(real))
+      expect(variables(replayed)).toEqual(expect.arrayContaining([["HOME", "/home/elsewhere"], ["CLAUDE_CONFIG_DIR", "/profiles/work"], ["EMPTY", ""]]))
+    } finally {
+      await killNode(launched.pid)
+    }
   })
 })
 

@@ -5,7 +5,7 @@
  * where the tools or the file system's support are missing), and on the memory world.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -14,13 +14,9 @@ import { setPolicy } from "../src/domain/Settings.js"
 import * as FilesMemory from "../src/layers/FilesMemory.js"
 import { parseDump } from "../src/layers/FilesNodeAttributes.js"
 import { layerNode } from "../src/layers/Node.js"
-import * as ProcessProbeMemory from "../src/layers/ProcessProbeMemory.js"
-import * as RelayMemory from "../src/layers/RelayMemory.js"
-import { layerServices } from "../src/layers/Services.js"
-import { ClaudeHome } from "../src/services/ClaudeHome.js"
-import { Files } from "../src/services/Files.js"
+import type { Files } from "../src/services/Files.js"
 import { Settings } from "../src/services/Settings.js"
-import { makeMemoryHome } from "./support/settingsHomes.js"
+import { layerOverFiles, makeMemoryHome } from "./support/settingsHomes.js"
 
 const document = `{\n  "env": { "API_KEY": "secret" },\n  "crossSessionInbound": "hold"\n}\n`
 const updated = `{\n  "env": { "API_KEY": "secret" },\n  "crossSessionInbound": "accept"\n}\n`
@@ -118,37 +114,30 @@ describe("an update keeps the file's extended attributes, or refuses (memory)", 
       })))
 
   it.live("a file that appears before the lock is taken keeps its attributes: they are read under the lock", () =>
-    Effect.gen(function*() {
-      const home = makeMemoryHome()
-      const port = FilesMemory.make(home.world.tree)
-      const lockFile = path.join(path.dirname(home.settingsFile), ".settings.json.claude-peers.lock")
-      let created = false
-      // Claude Code writes the file (it has an ACL) after this update found none, as it takes the lock.
-      const files: Files = {
-        ...port,
-        writeNewFile: (file, bytes, mode, owner, attributes) =>
-          Effect.zipRight(
-            Effect.sync(() => {
-              if (file !== lockFile || created) return
-              created = true
-              home.write("settings.json", document, 0o640)
-              home.world.tree.setExtendedAttributes(home.settingsFile, { "system.posix_acl_access": "acl bytes" })
-            }),
-            port.writeNewFile(file, bytes, mode, owner, attributes)
-          )
-      }
-      const layer = layerServices(Layer.mergeAll(
-        Layer.succeed(Files, files),
-        ProcessProbeMemory.layer(home.world.processes),
-        Layer.succeed(ClaudeHome, home.world.home),
-        RelayMemory.layer(home.world.relay)
-      ))
-      yield* Effect.provide(setAccept, layer)
-      expect(created).toBe(true)
-      expect(new TextDecoder().decode(home.read("settings.json"))).toBe(updated)
-      expect(home.world.tree.extendedAttributesOf(home.settingsFile)).toEqual({ "system.posix_acl_access": "acl bytes" })
-      yield* Effect.promise(() => home.close())
-    }))
+    withHome(undefined, (home) =>
+      Effect.gen(function*() {
+        const port = FilesMemory.make(home.world.tree)
+        const lockFile = path.join(path.dirname(home.settingsFile), ".settings.json.claude-peers.lock")
+        let created = false
+        // Claude Code writes the file (it has an ACL) after this update found none, as it takes the lock.
+        const files: Files = {
+          ...port,
+          writeNewFile: (file, bytes, mode, owner, attributes) =>
+            Effect.zipRight(
+              Effect.sync(() => {
+                if (file !== lockFile || created) return
+                created = true
+                home.write("settings.json", document, 0o640)
+                home.world.tree.setExtendedAttributes(home.settingsFile, { "system.posix_acl_access": "acl bytes" })
+              }),
+              port.writeNewFile(file, bytes, mode, owner, attributes)
+            )
+        }
+        yield* Effect.provide(setAccept, layerOverFiles(home, files))
+        expect(created).toBe(true)
+        expect(new TextDecoder().decode(home.read("settings.json"))).toBe(updated)
+        expect(home.world.tree.extendedAttributesOf(home.settingsFile)).toEqual({ "system.posix_acl_access": "acl bytes" })
+      })))
 
   it.live("an attribute this user may not set: the update is refused, nothing written, nothing left", () =>
     withHome({ uid: 1000, gid: 1000 }, (home) =>

@@ -306,9 +306,10 @@ export const makeScan = (
    * Either way the file names' pids are checked first, in one pass with one liveness check per pid,
    * so that every answer decides liveness alike; a start time is read only for the records that
    * passed every other check. Each live session whose start time matched its record's gets its
-   * proof in `proven`: that process is proven to be the one that wrote it. With `only` (paths of files), the directory is not listed: those of them that are in it stand
-   * for its listing, once each (a file gone since is `unreadable`), each as one whose type the
-   * directory does not say, so stat'ed before it is read.
+   * proof in `proven`: that process is proven to be the one that wrote it. With `only` (paths of
+   * files), the directory is not listed: those of them that are in it stand for its listing, once
+   * each (a file gone since is `unreadable`), each as one whose type the directory does not say, so
+   * stat'ed before it is read.
    */
   const scan = (
     onlyLivePids: boolean,

@@ -32,6 +32,17 @@ export type MemoryHome = MemoryTestWorld & {
   readonly layer: Layer.Layer<Services>
 }
 
+/** The services of a memory home over a file port of the caller's (the shipped one, wrapped). */
+export const layerOverFiles = (home: MemoryTestWorld, files: Files): Layer.Layer<Services> =>
+  layerServices(
+    Layer.mergeAll(
+      Layer.succeed(Files, files),
+      ProcessProbeMemory.layer(home.world.processes),
+      Layer.succeed(ClaudeHome.ClaudeHome, home.world.home),
+      RelayMemory.layer(home.world.relay)
+    )
+  )
+
 export const makeObservedMemoryHome = (options: HomeOptions = {}): MemoryHome => {
   const home = makeMemoryHome(options)
   const { processes, tree } = home.world
@@ -59,13 +70,6 @@ export const makeObservedMemoryHome = (options: HomeOptions = {}): MemoryHome =>
     files: tree,
     processes,
     calls,
-    layer: layerServices(
-      Layer.mergeAll(
-        Layer.succeed(Files, observed),
-        ProcessProbeMemory.layer(processes),
-        Layer.succeed(ClaudeHome.ClaudeHome, home.world.home),
-        RelayMemory.layer(home.world.relay)
-      )
-    )
+    layer: layerOverFiles(home, observed)
   }
 }
