@@ -611,6 +611,23 @@ const suite = (name: string, makeWorld: (options?: WorldOptions) => World) =>
         expect(gone._tag === "NotLive" && gone.reasons[0]?.detail).toMatch(/^parked, and the window's process has exited/)
       })
     )
+
+    it(
+      "a parked record whose pid is a zombie or another process reads as exited, not as a running window",
+      withWorld(async (world) => {
+        const zombie = await world.zombie()
+        const reused = world.spawn()
+        world.write(`${zombie.pid}.json`, recordText(zombie.pid, { procStart: zombie.startTime, sessionId: "s-z", parkedJobId: "ab12cd34" }))
+        world.write(
+          `${reused.pid}.json`,
+          recordText(reused.pid, { procStart: String(Number(reused.startTime) + 1), sessionId: "s-r", parkedJobId: "ab12cd35" })
+        )
+        for (const sessionId of ["s-z", "s-r"]) {
+          const failure = await resolveFailure(world, { sessionId })
+          expect(failure._tag === "NotLive" && failure.reasons[0]?.detail).toMatch(/^parked, and the window's process has exited/)
+        }
+      })
+    )
   })
 
 describe("registry: checks the OS cannot play as root (memory layers)", () => {

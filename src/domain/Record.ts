@@ -134,6 +134,8 @@ export type RecordReading =
     readonly pid: number | null
     readonly sessionId: string | null
     readonly name: string | null
+    /** A parked window's `procStart` when it is a string, to tell whether its process still runs; else null. */
+    readonly procStart: string | null
   }
   | {
     readonly _tag: "Candidate"
@@ -198,7 +200,8 @@ export const readRecord = (json: unknown, filePid: number, describedAs: string |
     verdict,
     pid,
     sessionId,
-    name
+    name,
+    procStart: null
   })
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
     return reject({ _tag: "malformed", reason: "not a JSON object" })
@@ -215,7 +218,10 @@ export const readRecord = (json: unknown, filePid: number, describedAs: string |
   if (sessionId === "") return reject({ _tag: "empty_session_id" }, pid, sessionId, name)
   // A parked window's conversation lives on in the background job that registers its own record.
   if (parkedJobId !== undefined && parkedJobId !== null) {
-    return reject({ _tag: "parked", parkedJobId: describeValue(parkedJobId), windowRunning: false }, pid, sessionId, name)
+    return {
+      ...reject({ _tag: "parked", parkedJobId: describeValue(parkedJobId), windowRunning: false }, pid, sessionId, name),
+      procStart: typeof procStart === "string" ? procStart : null
+    }
   }
   // A spare holds no conversation yet, and Claude Code addresses none: listing it would offer a
   // sender a session that nobody is in. Claimed by a task, it is rewritten without `spare`.

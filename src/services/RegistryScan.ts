@@ -14,7 +14,7 @@ import { describeValue, maxRecordBytes, parseRecordJson, pidOfFileName, readReco
 import type { Session } from "../domain/Session.js"
 import type { EntryType, RegistryEntry, Verdict } from "../domain/Verdict.js"
 import { type BoundedRead, byName, type DirectoryEntry, type Files } from "./Files.js"
-import type { Liveness, ProcessProbe } from "./ProcessProbe.js"
+import type { Liveness, ProcessProbe, ProcessState } from "./ProcessProbe.js"
 import { inBatches, turnAfter } from "./ScanBatches.js"
 import * as Timing from "./Timing.js"
 
@@ -113,10 +113,19 @@ const ownersOf = (known: Known): Owners | null => {
   return reader === undefined ? null : { reader, homeOwner: known.homeOwner ?? null }
 }
 
+/** A parked record whose pid the liveness pass found: whether its window still runs is asked with the pending ones. */
+interface ParkedWindow {
+  readonly index: number
+  readonly pid: number
+  readonly procStart: string | null
+  readonly owner: number | null
+}
+
 /** The verdicts so far, and the records among them whose process is still to be asked. */
 interface Judged {
   readonly entries: Array<RegistryEntry>
   readonly pending: Array<Pending>
+  readonly parked: Array<ParkedWindow>
 }
 
 /** `f` on each of `items`, one at a time (a fiber per file would cost more than its read), in batches. */
@@ -217,14 +226,16 @@ export const makeScan = (
     liveness: Liveness,
     context: Context
   ): void => {
-    const { entries, pending } = judged
+    const { entries, parked, pending } = judged
     if (reading._tag === "Verdict") return void (entries[index] = { file, verdict: reading.verdict, pid, sessionId: null, name: null })
     const record = reading.reading
     if (record._tag === "Rejected") {
-      const v = record.verdict._tag === "parked" && pid !== null
-        ? { ...record.verdict, windowRunning: liveness.isAlive(pid) }
-        : record.verdict
-      return void (entries[index] = { file, verdict: v, pid, sessionId: record.sessionId, name: record.name })
+      // A parked window reads as running only once its process proves to be the record's (below):
+      // a zombie or a reused pid passes the liveness pass too.
+      if (record.verdict._tag === "parked" && pid !== null && liveness.isAlive(pid)) {
+        parked.push({ index, pid, procStart: record.procStart, owner: reading.owner })
+      }
+      return void (entries[index] = { file, verdict: record.verdict, pid, sessionId: record.sessionId, name: record.name })
     }
     const entry = (v: Verdict) => entryOf(file, record, v)
     const owner = reading.owner
@@ -244,38 +255,63 @@ export const makeScan = (
   }
 
   /**
-   * The verdicts of `pending`, whose processes are asked for now (a start time only where the record
-   * names one): `dead` stays for a process gone, `pid_reused` for another process at the pid; the rest
-   * are live, and are returned with where their entries are.
+   * Why the live process `state` at a record's pid is not the one that wrote it (a record of
+   * `owner` naming `procStart`): a `pid_reused` verdict; null when it may be the record's.
+   */
+  const reusedBy = (
+    state: Extract<ProcessState, { readonly _tag: "Alive" }>,
+    procStart: string | null,
+    owner: number | null,
+    owners: Owners | null
+  ): Extract<Verdict, { readonly _tag: "pid_reused" }> | null => {
+    // The reader's own processes are always signalable by it (and visible under hidepid): a
+    // record its user wrote whose pid answers EPERM names another user's process now.
+    if (state.otherUser && owners !== null && owner === owners.reader) {
+      const actual = state.hidden ? "another user's process, which /proc hides from this one" : "another user's process"
+      return { _tag: "pid_reused", recorded: `uid ${owner}`, actual, proof: "owner" }
+    }
+    // A start time that cannot be read proves nothing; one that differs proves the pid was reused.
+    if (procStart !== null && Option.isSome(state.startTime) && !sameStartTime(procStart, state.startTime.value)) {
+      return { _tag: "pid_reused", recorded: describeValue(procStart), actual: state.startTime.value }
+    }
+    return null
+  }
+
+  /**
+   * The verdicts of `pending` and `parked`, whose processes are asked for now, in one call (a start
+   * time only where the record names one): `dead` stays for a process gone, `pid_reused` for
+   * another process at the pid; the rest are live, and are returned with where their entries are.
+   * A parked window runs only where its pid's process is alive and may still be the record's.
    */
   const judgeProcesses = (
-    entries: Array<RegistryEntry>,
-    pending: ReadonlyArray<Pending>,
+    { entries, parked, pending }: Judged,
     liveness: Liveness,
     owners: Owners | null
   ): Effect.Effect<Array<{ readonly index: number; readonly session: Session; readonly proof: Proof | null }>> => {
-    const startTimeOf = new Set(pending.flatMap((p) => (p.procStart === null ? [] : [p.session.pid])))
-    return Effect.map(liveness.states(pending.map((p) => p.session.pid), startTimeOf), (states) =>
-      pending.flatMap(({ index, owner, procStart, session }) => {
+    const asked = [...pending.map((p) => ({ pid: p.session.pid, procStart: p.procStart })), ...parked]
+    const startTimeOf = new Set(asked.flatMap((p) => (p.procStart === null ? [] : [p.pid])))
+    return Effect.map(liveness.states(asked.map((p) => p.pid), startTimeOf), (states) => {
+      for (const { index, owner, pid, procStart } of parked) {
+        const state = states.get(pid)
+        const entry = entries[index]!
+        if (state?._tag === "Alive" && entry.verdict._tag === "parked" && reusedBy(state, procStart, owner, owners) === null) {
+          entries[index] = { ...entry, verdict: { ...entry.verdict, windowRunning: true } }
+        }
+      }
+      return pending.flatMap(({ index, owner, procStart, session }) => {
         const state = states.get(session.pid)
         if (state === undefined || state._tag === "Dead") return []
-        // The reader's own processes are always signalable by it (and visible under hidepid): a
-        // record its user wrote whose pid answers EPERM names another user's process now.
-        if (state.otherUser && owners !== null && owner === owners.reader) {
-          const actual = state.hidden ? "another user's process, which /proc hides from this one" : "another user's process"
-          entries[index] = { ...entries[index]!, verdict: { _tag: "pid_reused", recorded: `uid ${owner}`, actual, proof: "owner" } }
-          return []
-        }
-        if (procStart !== null && Option.isSome(state.startTime) && !sameStartTime(procStart, state.startTime.value)) {
-          // A start time that cannot be read proves nothing; one that differs proves the pid was reused.
-          entries[index] = { ...entries[index]!, verdict: { _tag: "pid_reused", recorded: describeValue(procStart), actual: state.startTime.value } }
+        const reused = reusedBy(state, procStart, owner, owners)
+        if (reused !== null) {
+          entries[index] = { ...entries[index]!, verdict: reused }
           return []
         }
         // Here a start time on both sides is one that matched: the process proven to be the record's.
         const proof = procStart !== null && Option.isSome(state.startTime) ? { startTime: state.startTime.value, otherUser: state.otherUser } : null
         const live = { ...session, stopped: state.stopped, unaddressable: state.otherUser ? "other_user" as const : session.unaddressable }
         return [{ index, session: live, proof }]
-      }))
+      })
+    })
   }
 
   /**
@@ -336,7 +372,7 @@ export const makeScan = (
       // Each batch is read and judged before the next is read, so that a scan holds the verdicts
       // of a large registry, not every record it read.
       // Every index is set once: by its batch, or after the second read for a record caught mid-rewrite.
-      const judged: Judged = { entries: new Array(candidates.length), pending: [] }
+      const judged: Judged = { entries: new Array(candidates.length), pending: [], parked: [] }
       const known: Known = {}
       const torn: Array<number> = []
       yield* inBatches(candidates, (batch, start) =>
@@ -358,12 +394,13 @@ export const makeScan = (
         const context = yield* contextFor(again, known)
         torn.forEach((index, i) => judgeReading(judged, index, candidates[index]!, again[i]!, liveness, context))
       }
-      const { entries, pending } = judged
+      const { entries } = judged
       const owners = ownersOf(known)
 
-      // Processes are consulted only for records that passed every other check and whose pid the
-      // liveness pass found, once per pid, in one call: a platform's probe may start a process per call.
-      const live = yield* judgeProcesses(entries, pending, liveness, owners)
+      // Processes are consulted only for records that passed every other check (and parked windows)
+      // whose pid the liveness pass found, once per pid, in one call: a platform's probe may start a
+      // process per call.
+      const live = yield* judgeProcesses(judged, liveness, owners)
       withAddresses(live.map((l) => l.session), scope).forEach((session, i) => {
         const { index, proof } = live[i]!
         if (proof !== null) proven.set(session, proof)
