@@ -120,6 +120,40 @@ describe("RelayNode against a stand-in Claude Code", () => {
       expect(isRunning(pid())).toBe(false)
     }), 60_000)
 
+  it.live("a relay that exits after SendMessage put the message in the inbox: relay_failed, with SendMessage's result", () =>
+    Effect.gen(function*() {
+      const { relay, request } = setUp("exit-after-result")
+      const result = yield* Effect.either(relay.send(request))
+      expect(Either.isLeft(result)).toBe(true)
+      if (Either.isLeft(result)) {
+        expect(result.left.cause).toBe("relay_failed")
+        expect(result.left.detail).toBe("the relay exited (code 0) before a hold or refusal could be told")
+        expect(result.left.sendResult).toContain("in that session's inbox")
+        expect(result.left.message).toContain("sending it again would deliver it twice")
+      }
+    }), 60_000)
+
+  it.live("a relay that exits after running SendMessage, before its result reached the endpoint: the message may be there", () =>
+    Effect.gen(function*() {
+      const { relay, request } = setUp("exit-after-send")
+      const result = yield* Effect.either(relay.send(request))
+      expect(Either.isLeft(result)).toBe(true)
+      if (Either.isLeft(result)) {
+        expect(result.left.cause).toBe("relay_failed")
+        expect(result.left.detail).toBe(
+          "the relay exited (code 0) before SendMessage's result reached the endpoint; the relay had been told to call SendMessage, so the message may be in the session's inbox"
+        )
+        expect(result.left.sendResult).toBe(null)
+      }
+    }), 60_000)
+
+  it.live("a relay that fails before SendMessage: no result, and nothing said of an inbox", () =>
+    Effect.gen(function*() {
+      const { relay, request } = setUp("never")
+      const result = yield* Effect.either(relay.send({ ...request, timeout: Duration.seconds(2) }))
+      expect(Either.isLeft(result) && [result.left.sendResult, result.left.detail.includes("inbox")]).toEqual([null, false])
+    }), 60_000)
+
   it.live("no binary: relay_not_found naming what was looked for", () =>
     Effect.gen(function*() {
       const empty = scratch()

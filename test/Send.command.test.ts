@@ -184,6 +184,23 @@ describe("send", () => {
       })
     }))
 
+  it.effect("a failure after SendMessage reported the message in the inbox says so: sendResult, and not to send again", () =>
+    Effect.gen(function*() {
+      const world = newWorld("accept")
+      const target = register(world, "alpha")
+      const result = JSON.stringify({ success: true, message: "“hello” → uds:/s; in that session's inbox" })
+      world.relay.answerNext(
+        RelayAnswer.failed("timed_out", "no receipt within 4s; the relay was stopped", null, result),
+        RelayAnswer.failed("timed_out", "no receipt within 4s; the relay was stopped", null, result)
+      )
+      const json = yield* run(world, ["send", target.sessionId, "hello", "--json"])
+      expect(json.code).toBe(11)
+      expect(jsonOf(json.stdout).error).toMatchObject({ reason: "delivery_failed", cause: "timed_out", sendResult: result })
+      const human = yield* run(world, ["send", target.sessionId, "hello"])
+      expect(human.code).toBe(11)
+      expect(human.stderr.join("\n")).toContain("SendMessage had reported it in the session's inbox, so sending it again would deliver it twice")
+    }))
+
   it.effect("--timeout bounds the relay on the Clock: a relay that never answers is delivery_failed timed_out, exit 11", () =>
     Effect.gen(function*() {
       const world = newWorld("accept")

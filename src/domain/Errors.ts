@@ -309,11 +309,18 @@ export class DeliveryFailed extends Schema.TaggedError<DeliveryFailed>("claude-p
    */
   receipt: Schema.optionalWith(Schema.NullOr(Receipt), { default: () => null }),
   /** The receiver's policy as predicted before relaying, when the send got that far. */
-  predicted: Schema.optionalWith(Schema.NullOr(Prediction), { default: () => null })
+  predicted: Schema.optionalWith(Schema.NullOr(Prediction), { default: () => null }),
+  /**
+   * `SendMessage`'s result when Claude Code had reported the message in the session's inbox before
+   * the send failed (a timeout, a relay that exited, a notice not understood): the message is there,
+   * held or not, and sending it again would deliver it twice. Null when it was not reported sent.
+   */
+  sendResult: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
 }) {
   override get message(): string {
     const to = this.session === null ? "" : ` to pid ${this.session.pid} (${quote(this.session.name)})`
-    return `the message${to} is not known to have been delivered (${this.cause}): ${this.detail}`
+    const sent = this.sendResult === null ? "" : "; SendMessage had reported it in the session's inbox, so sending it again would deliver it twice"
+    return `the message${to} is not known to have been delivered (${this.cause}): ${this.detail}${sent}`
   }
 }
 

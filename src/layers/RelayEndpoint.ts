@@ -34,6 +34,12 @@ export interface RelayEndpointOptions {
   readonly noticeRoundDelay?: Duration.DurationInput | undefined
 }
 
+export interface SendProgress {
+  readonly issued: boolean
+  readonly answered: boolean
+  readonly result: string | null
+}
+
 export interface RelayEndpoint {
   /** `http://127.0.0.1:<port>`: the relay's `ANTHROPIC_BASE_URL`. */
   readonly url: string
@@ -43,6 +49,12 @@ export interface RelayEndpoint {
   readonly outcome: Effect.Effect<RelayReceipt, EndpointFailure>
   /** How many requests reached the endpoint so far (refused ones included). */
   readonly requests: Effect.Effect<number>
+  /**
+   * How far the send got, whatever the outcome: whether the relay was told to call `SendMessage`,
+   * whether its result reached the endpoint, and that result once Claude Code reported the message
+   * in the receiver's inbox (else null).
+   */
+  readonly send: Effect.Effect<SendProgress>
 }
 
 /** Request bodies larger than this are refused: Claude Code's requests are tens of kilobytes. */
@@ -200,6 +212,7 @@ export const start = (options: RelayEndpointOptions): Effect.Effect<RelayEndpoin
       url: `http://127.0.0.1:${port}`,
       key,
       outcome: Deferred.await(outcome),
-      requests: Effect.sync(() => requests)
+      requests: Effect.sync(() => requests),
+      send: Effect.sync(() => ({ ...script.sendProgress, result: script.sendResult }))
     }
   })

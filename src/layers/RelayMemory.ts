@@ -23,6 +23,8 @@ export type RelayAnswer =
     readonly cause: DeliveryCause
     readonly detail: string
     readonly relay: RelayRun | null
+    /** `SendMessage`'s result, for a failure after Claude Code reported the message in the inbox. */
+    readonly sendResult: string | null
   }
   /** Never answers: the send ends at its timeout, `timed_out`, as a relay that hangs does. */
   | { readonly _tag: "noAnswer" }
@@ -36,12 +38,12 @@ export const RelayAnswer = {
   delivered: (text = "Message delivered."): RelayAnswer => ({ _tag: "delivered", text }),
   held: (text = "Held peer message for the receiver's approval."): RelayAnswer => ({ _tag: "held", text }),
   refused: (text = "The message was refused by the receiving session."): RelayAnswer => ({ _tag: "refused", text }),
-  failed: (cause: DeliveryCause, detail = `the memory relay was scripted to fail (${cause})`, relay: RelayRun | null = null): RelayAnswer => ({
-    _tag: "failed",
-    cause,
-    detail,
-    relay
-  }),
+  failed: (
+    cause: DeliveryCause,
+    detail = `the memory relay was scripted to fail (${cause})`,
+    relay: RelayRun | null = null,
+    sendResult: string | null = null
+  ): RelayAnswer => ({ _tag: "failed", cause, detail, relay, sendResult }),
   noAnswer: { _tag: "noAnswer" } as RelayAnswer,
   slow: (delay: Duration.DurationInput, answer: RelayAnswer): RelayAnswer => ({ _tag: "slow", delay: Duration.decode(delay), answer }),
   run: (run: (request: RelayRequest) => Effect.Effect<RelayReceipt, DeliveryFailed>): RelayAnswer => ({ _tag: "run", run })
@@ -97,7 +99,7 @@ const answered = (answer: RelayAnswer, request: RelayRequest): Effect.Effect<Rel
     case "refused":
       return Effect.succeed({ outcome: answer._tag, text: answer.text })
     case "failed":
-      return Effect.fail(new DeliveryFailed({ cause: answer.cause, detail: answer.detail, session: null, relay: answer.relay }))
+      return Effect.fail(new DeliveryFailed({ cause: answer.cause, detail: answer.detail, session: null, relay: answer.relay, sendResult: answer.sendResult }))
     case "noAnswer":
       return Effect.never
     case "slow":

@@ -219,6 +219,11 @@ export const make = (options: RelayNodeOptions = {}): Relay => {
     Effect.scoped(Effect.gen(function*() {
       let executable = options.claudeBinary ?? "claude"
       let child: Child | null = null
+      let endpoint: RelayEndpoint.RelayEndpoint | null = null
+      /** How far the send got, for a failure's detail: a relay told to call `SendMessage` may have delivered. */
+      const progress = Effect.suspend((): Effect.Effect<RelayEndpoint.SendProgress> =>
+        endpoint === null ? Effect.succeed({ issued: false, answered: false, result: null }) : endpoint.send
+      )
       const runOf = (): RelayRun | null =>
         child === null ? null : {
           executable,
@@ -228,29 +233,33 @@ export const make = (options: RelayNodeOptions = {}): Relay => {
         }
       const attempt = Effect.gen(function*() {
         executable = yield* findClaudeBinary(options)
-        const endpoint = yield* RelayEndpoint.start({
+        const served = yield* RelayEndpoint.start({
           address: request.address,
           message: request.message,
           prompt: relayPrompt,
           noticeRounds: options.noticeRounds,
           noticeRoundDelay: options.noticeRoundDelay
         })
+        endpoint = served
         const { directory: cwd } = yield* relayWorkingDirectory(options.workingDirectoryRoot)
         const env = relayEnvironment({
           base: options.environment ?? process.env,
           claudeHome: request.claudeHome,
           userHome: os.homedir(),
-          baseUrl: endpoint.url,
-          apiKey: endpoint.key
+          baseUrl: served.url,
+          apiKey: served.key
         })
         child = yield* startChild(executable, cwd, env, killGrace)
         const started = child
-        const exitedFirst = Effect.flatMap(Deferred.await(started.exited), (exit): Effect.Effect<never, Failure> =>
-          Effect.fail({
-            cause: "relay_failed",
-            detail: `the relay exited (${exit.signal ?? `code ${exit.code}`}) before SendMessage's result reached the endpoint`
-          }))
-        const receipt = yield* Effect.raceFirst(endpoint.outcome, exitedFirst).pipe(
+        const exitedFirst = Effect.flatMap(Deferred.await(started.exited), (exit) =>
+          Effect.flatMap(progress, ({ result }): Effect.Effect<never, Failure> =>
+            Effect.fail({
+              cause: "relay_failed",
+              detail: `the relay exited (${exit.signal ?? `code ${exit.code}`}) ${
+                result === null ? "before SendMessage's result reached the endpoint" : "before a hold or refusal could be told"
+              }`
+            })))
+        const receipt = yield* Effect.raceFirst(served.outcome, exitedFirst).pipe(
           Effect.timeoutFail({
             duration: request.timeout,
             onTimeout: (): Failure => ({ cause: "timed_out", detail: `no receipt within ${Duration.format(request.timeout)}; the relay was stopped` })
@@ -261,9 +270,18 @@ export const make = (options: RelayNodeOptions = {}): Relay => {
         return receipt
       })
       const outcome = yield* Effect.either(attempt)
-      if (child !== null) yield* stop(child, killGrace)
-      if (Either.isRight(outcome)) return outcome.right
-      return yield* new DeliveryFailed({ ...outcome.left, session: null, relay: runOf() })
+      if (child !== null) {
+        yield* stop(child, killGrace)
+      }
+      if (Either.isRight(outcome)) {
+        return outcome.right
+      }
+      const { answered, issued, result } = yield* progress
+      // A relay told to call SendMessage may have run it without its result reaching the endpoint.
+      const unknown = issued && !answered
+        ? "; the relay had been told to call SendMessage, so the message may be in the session's inbox"
+        : ""
+      return yield* new DeliveryFailed({ ...outcome.left, detail: outcome.left.detail + unknown, session: null, relay: runOf(), sendResult: result })
     }))
 
   // The relay runs in the default permission mode (RelayLaunch), which is of the prompting class.

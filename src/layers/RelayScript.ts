@@ -90,6 +90,17 @@ const fitsString = (property: Record<string, Json>, value: string): boolean => {
 
 const toolNamed = (tools: ReadonlyArray<Block>, name: string): Block | undefined => tools.find((tool) => tool.name === name)
 
+const parseOrNull = (text: string): Json => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return null
+  }
+}
+
+/** Whether `SendMessage`'s result, parsed, reports the message sent: in the receiver's inbox. */
+const reportsSent = (isError: boolean, parsed: Json): parsed is Record<string, Json> => !isError && isRecord(parsed) && parsed.success === true
+
 /** The receipt, or the failure, that `SendMessage`'s result and a notice after it tell. */
 const classify = (
   resultText: string,
@@ -100,16 +111,11 @@ const classify = (
   address: string
 ): ScriptOutcome | "wait" => {
   const failure = (detail: string): ScriptOutcome => ({ _tag: "Failure", failure: { cause: "relay_failed", detail } })
-  let parsed: Json = null
-  try {
-    parsed = JSON.parse(resultText)
-  } catch {
-    parsed = null
-  }
+  const parsed = parseOrNull(resultText)
   const said = isRecord(parsed) && typeof parsed.message === "string" ? parsed.message : resultText
   // A sent message's result quotes the message, which may say anything: only a result that is not a
   // success is read for a refusal, and a success only by the notice that follows it.
-  if (isError || !isRecord(parsed) || parsed.success !== true) {
+  if (!reportsSent(isError, parsed)) {
     if (/\bwas refused\b/.test(said)) return { _tag: "Receipt", receipt: { outcome: "refused", text: said } }
     return failure(`SendMessage did not send: ${cut(said)}`)
   }
@@ -138,12 +144,30 @@ export class RelayScript {
   private decided: ScriptOutcome | null = null
   private searchId: string | null = null
   private sendId: string | null = null
+  private sent: string | null = null
+  private answered = false
   private readonly waitIds = new Set<string>()
 
   constructor(private readonly options: ScriptOptions) {}
 
   get outcome(): ScriptOutcome | null {
     return this.decided
+  }
+
+  /**
+   * `SendMessage`'s result text once Claude Code has reported the message in the receiver's inbox,
+   * whatever the run's outcome; null before that, or when it did not send.
+   */
+  get sendResult(): string | null {
+    return this.sent
+  }
+
+  /**
+   * Whether the relay has been told to call `SendMessage` (from then on the message may be in the
+   * inbox), and whether its result, sent or not, has reached the endpoint since.
+   */
+  get sendProgress(): { readonly issued: boolean; readonly answered: boolean } {
+    return { issued: this.sendId !== null, answered: this.answered }
   }
 
   private nextId(): string {
@@ -215,8 +239,11 @@ export class RelayScript {
     }
     const send = results.get(this.sendId)
     if (send === undefined) return this.fail("relay_failed", "Claude Code went on without the result of SendMessage")
+    this.answered = true
+    const resultText = textOf(send.content)
+    if (reportsSent(send.is_error === true, parseOrNull(resultText))) this.sent = resultText
     const roundsDone = [...this.waitIds].filter((id) => results.has(id)).length
-    const verdict = classify(textOf(send.content), send.is_error === true, notices, roundsDone, this.options.noticeRounds, this.options.address)
+    const verdict = classify(resultText, send.is_error === true, notices, roundsDone, this.options.noticeRounds, this.options.address)
     if (verdict === "wait") return this.toolUse("ToolSearch", { query: "select:SendMessage", max_results: 1 }, true)
     return this.decide(verdict)
   }

@@ -128,7 +128,8 @@ export const make = Effect.gen(function*() {
             session: failed.session ?? receiver,
             relay: failed.relay,
             receipt: failed.receipt,
-            predicted: failed.predicted ?? predicted
+            predicted: failed.predicted ?? predicted,
+            sendResult: failed.sendResult
           })
         )
       )
