@@ -6,7 +6,7 @@
  * Claude Code 2.1.332 names them.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, Stream } from "effect"
+import { Effect, Either, FastCheck as fc, Fiber, Stream } from "effect"
 import * as Chunk from "effect/Chunk"
 import * as Layer from "effect/Layer"
 import * as path from "node:path"
@@ -20,6 +20,7 @@ import * as ProcessProbeMemory from "../src/layers/ProcessProbeMemory.js"
 import * as ClaudeHomes from "../src/services/ClaudeHomes.js"
 import { homeOfProcess, isClaudeCode } from "../src/services/ClaudeHomes.js"
 import { makeHomes, Registry } from "../src/services/Registry.js"
+import { Wait } from "../src/services/Wait.js"
 import { Watch } from "../src/services/Watch.js"
 import { recordText } from "./support/records.js"
 
@@ -227,6 +228,42 @@ describe("several Claude homes (memory world)", () => {
     }
     const resolved = await run(world, options, Effect.flatMap(Registry, (r) => r.resolve({ sessionId: "alone" })))
     expect(resolved).toMatchObject({ pid: only, home: "/homes/b", address: `uds:/tmp/cc-socks/${only}.sock` })
+  })
+
+  it("watch over several homes hands onFirstRead every home's first read, once", async () => {
+    const world = makeMemoryWorld()
+    const inA = startSession(world, "/homes/a")
+    const inB = startSession(world, "/homes/b")
+    const reads: Array<ReadonlyArray<number | null>> = []
+    await Effect.runPromise(
+      Effect.flatMap(
+        Watch,
+        (watch) =>
+          watch.sessions({ interval: 50, onFirstRead: (entries) => Effect.sync(() => void reads.push(entries.map((e) => e.pid).sort())) }).pipe(
+            Stream.take(2),
+            Stream.runDrain
+          )
+      ).pipe(Effect.provide(layerMemory(world, { claudeHome: "/homes/a", claudeHomes: ["/homes/b"] })), Effect.timeout("60 seconds"))
+    )
+    expect(reads).toEqual([[inA, inB].sort()])
+  })
+
+  it("wait over several homes follows a session of the second home until it is busy", async () => {
+    const world = makeMemoryWorld()
+    startSession(world, "/homes/a")
+    const { pid, startTime } = world.processes.spawn({ arguments: ["/usr/bin/claude"], environment: { CLAUDE_CONFIG_DIR: "/homes/b" } })
+    const file = path.join("/homes/b", "sessions", `${pid}.json`)
+    world.tree.writeFile(file, recordText(pid, { procStart: startTime, sessionId: "in-b", status: "idle" }))
+    const outcome = await Effect.runPromise(
+      Effect.gen(function*() {
+        const wait = yield* Wait
+        const fiber = yield* Effect.fork(wait.waitFor({ sessionId: "in-b" }, ["busy"], { interval: 50 }))
+        yield* Effect.sleep("300 millis")
+        world.tree.writeFile(file, recordText(pid, { procStart: startTime, sessionId: "in-b", status: "busy" }))
+        return yield* Fiber.join(fiber)
+      }).pipe(Effect.provide(layerMemory(world, { claudeHome: "/homes/a", claudeHomes: ["/homes/b"] })), Effect.timeout("60 seconds"))
+    )
+    expect(outcome).toMatchObject({ _tag: "Reached", state: "busy", session: { pid, home: "/homes/b" } })
   })
 
   it("watch over --all-homes picks up a home that appears later, each event labelled with its home", async () => {

@@ -77,6 +77,8 @@ export interface WatchOptions {
    * Called once with every entry of the watch's first read of the registry, before the first
    * event: what a caller that asked about one session before the watch began needs to tell what
    * became of it meanwhile (the watch reports nothing of a session that was never live in it).
+   * Over several homes, the first reads of every home the watch starts with, together, once the
+   * last is read (a home read earlier may have given events by then).
    */
   readonly onFirstRead?: ((entries: ReadonlyArray<RegistryEntry>) => Effect.Effect<void>) | undefined
 }

@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import type { Session } from "../domain/Session.js"
 import type { SessionEvent } from "../domain/SessionEvent.js"
+import type { RegistryEntry } from "../domain/Verdict.js"
 import * as ClaudeHome from "./ClaudeHome.js"
 import { ClaudeHomes } from "./ClaudeHomes.js"
 import type { Files } from "./Files.js"
@@ -32,6 +33,27 @@ const labelled = (home: string, several: boolean) => (event: SessionEvent): Sess
     case "gone":
       return { ...event, session: label(event.session) }
   }
+}
+
+/**
+ * The watch's first read is that of every home it starts with, together: each of those homes'
+ * watches hands its own first read to the one returned for its root, and `onFirstRead` is called
+ * once, when the last of them has (by the caller, with nothing, when there is none). A caller that
+ * took one home's entries for the watch's would find its session missing from them. Homes found
+ * later have no part in it.
+ */
+const firstReadOf = (
+  initial: ReadonlyArray<ClaudeHome.ClaudeHome>,
+  onFirstRead: Watch.WatchOptions["onFirstRead"]
+): ReadonlyMap<string, Watch.WatchOptions["onFirstRead"]> => {
+  if (onFirstRead === undefined) return new Map()
+  const read: Array<ReadonlyArray<RegistryEntry>> = []
+  const each = (entries: ReadonlyArray<RegistryEntry>) =>
+    Effect.suspend(() => {
+      read.push(entries)
+      return read.length === initial.length ? onFirstRead(read.flat()) : Effect.void
+    })
+  return new Map(initial.map((home) => [home.root, each]))
 }
 
 export const make = Effect.gen(function*() {
@@ -59,11 +81,16 @@ export const make = Effect.gen(function*() {
         seen.add(home.root)
         return true
       }))
-    const found = Stream.fromEffect(newHomes).pipe(
-      Stream.concat(Stream.repeatEffect(Effect.zipRight(Timing.sleep(interval, "the next look for Claude homes"), newHomes))),
-      Stream.flattenIterables
-    )
-    return found.pipe(Stream.flatMap((home) => watchOf(home, options), { concurrency: "unbounded" }), Stream.withSpan("WatchHomes.sessions"))
+    const later = Stream.repeatEffect(Effect.zipRight(Timing.sleep(interval, "the next look for Claude homes"), newHomes))
+    return Stream.unwrap(Effect.gen(function*() {
+      const initial = yield* newHomes
+      if (initial.length === 0 && options.onFirstRead !== undefined) yield* options.onFirstRead([])
+      const onFirstRead = firstReadOf(initial, options.onFirstRead)
+      const found = Stream.concat(Stream.succeed(initial), later).pipe(Stream.flattenIterables)
+      return found.pipe(
+        Stream.flatMap((home) => watchOf(home, { ...options, onFirstRead: onFirstRead.get(home.root) }), { concurrency: "unbounded" })
+      )
+    })).pipe(Stream.withSpan("WatchHomes.sessions"))
   }
 
   return Watch.Watch.of({ sessions })
