@@ -429,6 +429,36 @@ describe("watch", () => {
         expect(events[0]).toMatchObject({ session: { status: "busy" }, previous: { status: "idle" } })
       }))
 
+    it.scoped("a held session still shares its name: a torn rewrite never hands the name to the other one", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const [a, b] = [world.processes.spawn(), world.processes.spawn()]
+        writeLive(world, a, { name: "x" })
+        writeLive(world, b, { name: "x" })
+        const watch = yield* startWatch(world)
+        writeLive(world, b, { name: "x", status: "busy" })
+        world.files.tearNextReads(`${world.sessions}/${b.pid}.json`, 40, 2)
+        const events = yield* watch.advance(tornRetry + window + 3 * interval)
+        expect(events.map(summary)).toEqual([`changed ${b.pid}`])
+        expect(events[0]).toMatchObject({ session: { status: "busy", address: `uds:/tmp/cc-socks/${b.pid}.sock` } })
+      }))
+
+    it.scoped("the same on a whole read: a session held there still shares its name", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const [a, b, c] = [world.processes.spawn(), world.processes.spawn(), world.processes.spawn()]
+        writeLive(world, a, { name: "x" })
+        writeLive(world, b, { name: "x" })
+        writeLive(world, c, { name: "other" })
+        const watch = yield* startWatch(world)
+        // No file changes: stopping c makes the interval's probe read the whole registry, which finds b torn.
+        world.files.tearNextReads(`${world.sessions}/${b.pid}.json`, 40, 2)
+        world.processes.stop(c.pid)
+        const events = yield* watch.advance(interval + tornRetry)
+        expect(events.map(summary)).toEqual([`changed ${c.pid}`])
+        expect(yield* watch.summaries(3 * interval)).toEqual([])
+      }))
+
     it.scoped("torn on the read at once, whole on its retry: one changed, nothing held", () =>
       Effect.gen(function*() {
         const world = makeMemoryWorld()

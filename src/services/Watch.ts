@@ -262,7 +262,7 @@ export const make = Effect.gen(function*() {
         const pids = [...tracking.values()].map((tracked) => tracked.session.pid)
         const processes = yield* probe.check(pids, new Set(pids))
         if (why._tag === "probe" && unchangedSince(tracking, processes)) return [tracking, []] as const
-        return diffRegistry(tracking, yield* registry.inspect, processes)
+        return diffRegistry(tracking, yield* registry.inspect, processes, undefined, { names: home.sendersHome })
       })
     const looks = Stream.mergeAll([
       directoryChanges(interval, options.onNotificationsRefused).pipe(

@@ -89,10 +89,14 @@ export const diffRegistry = (
     else events.push(gone(tracked.session, verdict._tag))
   }
   const read = entries.flatMap((entry) => (entry.verdict._tag === "live" ? [entry.verdict.session] : []))
-  // A partial read's addresses were worked out over the files it read: again, over every live session.
-  const sessions = scope === undefined
+  // A read's addresses were worked out over the live sessions it read: again, over every session
+  // still reported live. A partial read did not read the kept ones; and a session held through an
+  // inconclusive read is still live, so its name is still shared: handing that name to another
+  // session as its address, for a moment, could send a message to the held one.
+  const held = [...after.values()].flatMap((tracked) => (tracked.doubted ? [tracked.session] : []))
+  const sessions = scope === undefined && held.length === 0
     ? read
-    : readdress(read, kept.flatMap((file) => (after.get(file)!.doubted ? [] : [after.get(file)!.session])), addressScope)
+    : readdress(read, kept.flatMap((file) => (after.get(file)!.doubted ? [] : [after.get(file)!.session])), held, addressScope)
   for (const [i, session] of sessions.entries()) {
     if (i >= read.length) {
       // A kept session whose address the read changed: only its address differs.
@@ -115,9 +119,16 @@ export const diffRegistry = (
   return [after, events]
 }
 
-/** The sessions just read, then the kept ones, each with its address over all of them. */
-const readdress = (read: ReadonlyArray<Session>, kept: ReadonlyArray<Session>, scope: AddressScope): ReadonlyArray<Session> =>
-  withAddresses([...read, ...kept], scope)
+/**
+ * The sessions just read, then the kept ones, each with its address over all of them and the held
+ * ones (which keep the session they had, so are not returned).
+ */
+const readdress = (
+  read: ReadonlyArray<Session>,
+  kept: ReadonlyArray<Session>,
+  held: ReadonlyArray<Session>,
+  scope: AddressScope
+): ReadonlyArray<Session> => withAddresses([...read, ...kept, ...held], scope).slice(0, read.length + kept.length)
 
 /** Whether the probe's answers leave every tracked session as the last read found it. */
 export const unchangedSince = (tracking: Tracking, processes: ReadonlyMap<number, ProcessState>): boolean =>
