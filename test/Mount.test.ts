@@ -30,8 +30,8 @@ const register = (world: MemoryWorld, name: string, sessions = world.home.sessio
   return proc
 }
 
-const newWorld = () => {
-  const world = makeMemoryWorld()
+const newWorld = (options: { readonly sendersHome?: boolean } = {}) => {
+  const world = makeMemoryWorld(options)
   world.tree.makeDirectory(world.home.root, 0o700)
   world.tree.makeDirectory(world.home.sessionsDirectory, 0o700)
   return world
@@ -107,6 +107,26 @@ describe("the mounted command", () => {
         expect(exitCodeOf(exit), args.join(" ")).toBe(0)
         expect((JSON.parse(stdout[0]!) as Array<{ pid: number }>).map(({ pid }) => pid), args.join(" ")).toEqual([proc.pid])
       }
+    }))
+
+  it.effect("--claude-home keeps the host's sendersHome: a name is an address only in the host's own home", () =>
+    Effect.gen(function*() {
+      const addresses = (world: MemoryWorld, extra: ReadonlyArray<string>) =>
+        Effect.map(run(world, ["claude-peers", "list", "--json", ...extra]), ({ stdout }) =>
+          (JSON.parse(stdout[0]!) as Array<{ address: string }>).map(({ address }) => address))
+      const elsewhere = newWorld({ sendersHome: false })
+      const proc = register(elsewhere, "api")
+      for (const extra of [[], ["--claude-home", elsewhere.home.root], ["--claude-home", `${elsewhere.home.root}/`]]) {
+        expect(yield* addresses(elsewhere, extra), extra.join(" ")).toEqual([`uds:/tmp/cc-socks/${proc.pid}.sock`])
+      }
+      const own = newWorld()
+      register(own, "api")
+      expect(yield* addresses(own, ["--claude-home", own.home.root])).toEqual(["api"])
+      const other = "/srv/other-claude"
+      own.tree.makeDirectory(other, 0o700)
+      own.tree.makeDirectory(`${other}/sessions`, 0o700)
+      const there = register(own, "api", `${other}/sessions`)
+      expect(yield* addresses(own, ["--claude-home", other])).toEqual([`uds:/tmp/cc-socks/${there.pid}.sock`])
     }))
 
   it.effect("--claude-home keeps the host's timing: with no torn-read wait, an inspect ends without the test clock moving", () =>

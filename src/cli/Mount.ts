@@ -24,6 +24,7 @@ import * as Span from "@effect/cli/HelpDoc/Span"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as path from "node:path"
 import { layerServices, type Services } from "../layers/Services.js"
 import * as ClaudeHome from "../services/ClaudeHome.js"
 import * as ClaudeHomes from "../services/ClaudeHomes.js"
@@ -57,7 +58,11 @@ const hostRunner = (invocation: Invocation): Effect.Effect<void, ExitCode | Outp
       Context.add(Relay, yield* Relay),
       Context.add(
         ClaudeHome.ClaudeHome,
-        ClaudeHome.make(invocation.claudeHome ?? home.root, { managedSettingsDirectory: managed ?? home.managedSettingsDirectory })
+        ClaudeHome.make(invocation.claudeHome ?? home.root, {
+          managedSettingsDirectory: managed ?? home.managedSettingsDirectory,
+          // The host's senders run in the host's home, if in any: a name is an address only there.
+          sendersHome: home.sendersHome && (invocation.claudeHome === undefined || path.resolve(invocation.claudeHome) === home.root)
+        })
       )
     )
     const portsLayer = Layer.succeedContext(ports)

@@ -32,6 +32,8 @@ export interface MemoryWorldOptions extends ProcessProbeMemory.MemoryProcessesOp
   readonly user?: MemoryUser | undefined
   /** The relay's permission-mode class (default `prompting`). */
   readonly relay?: RelayMemory.MemoryRelayOptions | undefined
+  /** Whether a name is an address for the program's senders (`ClaudeHome.sendersHome`); default true, as `layerNode`'s. */
+  readonly sendersHome?: boolean | undefined
 }
 
 export const makeMemoryWorld = (options: MemoryWorldOptions = {}): MemoryWorld => ({
@@ -46,6 +48,8 @@ export interface MemoryOptions extends CommonOptions, HomesOptions {
   readonly claudeHome?: string | undefined
   /** Another managed settings directory in the same tree than the world's. */
   readonly managedSettingsDirectory?: string | undefined
+  /** Whether a name is an address for the program's senders, as `layerNode`'s option (default: the world's home's). */
+  readonly sendersHome?: boolean | undefined
 }
 
 /**
@@ -55,7 +59,10 @@ export interface MemoryOptions extends CommonOptions, HomesOptions {
  * home is what its staged environment says.
  */
 export const layerMemory = (world: MemoryWorld, options: MemoryOptions = {}): Layer.Layer<Services> => {
-  const homeOptions = { managedSettingsDirectory: options.managedSettingsDirectory ?? world.home.managedSettingsDirectory }
+  const homeOptions = {
+    managedSettingsDirectory: options.managedSettingsDirectory ?? world.home.managedSettingsDirectory,
+    sendersHome: options.sendersHome ?? world.home.sendersHome
+  }
   const root = options.claudeHome ?? world.home.root
   const ports = Layer.mergeAll(
     FilesMemory.layer(world.tree),
