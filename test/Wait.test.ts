@@ -54,6 +54,17 @@ describe("Wait.waitFor", () => {
       expect(exit).toEqual(Exit.succeed(expect.objectContaining({ _tag: "Reached", state: "idle" })))
     }))
 
+  it.scoped("a session without a socket (--restricted) is waited for: nothing delivers to it, yet it has states", () =>
+    Effect.gen(function*() {
+      const world = makeWatchWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc, { name: "quiet", status: "busy", messagingSocketPath: undefined })
+      const fiber = yield* startWait(world, { name: "quiet" }, ["idle"])
+      writeLive(world, proc, { name: "quiet", status: "idle", messagingSocketPath: undefined })
+      const exit = yield* settle(fiber)
+      expect(exit).toEqual(Exit.succeed(expect.objectContaining({ _tag: "Reached", state: "idle", session: expect.objectContaining({ socketPath: null }) })))
+    }))
+
   it.scoped("each state is reached when the session's record says it", () =>
     Effect.gen(function*() {
       for (const [from, to] of [["idle", "busy"], ["busy", "idle"], ["busy", "waiting"], ["waiting", "idle"]] as const) {

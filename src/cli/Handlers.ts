@@ -178,7 +178,8 @@ export const watch = Effect.fn("watch")(function*(json: boolean, command: Comman
 
 /**
  * Until the session is in a state asked for (exit 0, the session printed; for `gone`, with the
- * verdict that ended it), or refused as `resolve` refuses (3 unless `gone` was asked, 4, 8), or
+ * verdict that ended it), or refused as `resolve` refuses (3 unless `gone` was asked, 4; a session
+ * without a socket is waited for all the same), or
  * `timed_out` (12), or `ended` (13, with its verdict).
  */
 export const wait = Effect.fn("wait")(function*(json: boolean, command: CommandOf<"wait">) {

@@ -43,6 +43,12 @@ export interface ResolveOptions {
    * one that delivers to it.
    */
   readonly allowOtherUser?: boolean
+  /**
+   * Resolve a session that nothing can deliver to (no socket, another user's process) instead of
+   * refusing it with `NotAddressable`: for a caller that follows the session (`wait`), not one that
+   * delivers to it.
+   */
+  readonly allowUnaddressable?: boolean
 }
 
 export type ResolveError = NotLive | IdentityMismatch | NotAddressable | PlatformError
@@ -152,7 +158,10 @@ const pick = (
     const candidates = [session, ...rivals.rivals.sort((a, b) => a.pid - b.pid)].map(candidateOf)
     return Effect.fail(new IdentityMismatch({ query: evidence, shared: rivals.shared, candidates }))
   }
-  if (session.unaddressable !== null && !(session.unaddressable === "other_user" && options.allowOtherUser === true)) {
+  if (
+    session.unaddressable !== null && options.allowUnaddressable !== true &&
+    !(session.unaddressable === "other_user" && options.allowOtherUser === true)
+  ) {
     return Effect.fail(new NotAddressable({ query: evidence, session: candidateOf(session), because: session.unaddressable }))
   }
   return Effect.succeed(session)

@@ -21,7 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import { Ended, type IdentityMismatch, type NotAddressable, type NotLive, TimedOut, type WaitState } from "../domain/Errors.js"
+import { Ended, type IdentityMismatch, type NotLive, TimedOut, type WaitState } from "../domain/Errors.js"
 import type { Session } from "../domain/Session.js"
 import { candidateOf, queryOf } from "../domain/SessionIdentity.js"
 import type { Status } from "../domain/Status.js"
@@ -50,7 +50,7 @@ export type WaitOutcome =
    */
   | { readonly _tag: "Gone"; readonly verdict: EndVerdict; readonly session: Session | null }
 
-export type WaitError = NotLive | IdentityMismatch | NotAddressable | TimedOut | Ended | PlatformError
+export type WaitError = NotLive | IdentityMismatch | TimedOut | Ended | PlatformError
 
 export interface Wait {
   /**
@@ -93,7 +93,10 @@ export const make = Effect.gen(function*() {
     if (until.length === 0) return yield* Effect.die(new RangeError("Wait.waitFor: until must name at least one state"))
     const wanted = new Set<WaitState>(until)
     const states = [...wanted]
-    const start = yield* registry.resolve(query).pipe(
+    // A session nothing can deliver to (no socket: `--restricted`) still has states to wait for.
+    const start = yield* registry.resolve(query, { allowUnaddressable: true }).pipe(
+      // Not with `allowUnaddressable`: a defect if it ever were.
+      Effect.catchTag("NotAddressable", Effect.die),
       Effect.map((session) => ({ _tag: "Live" as const, session })),
       Effect.catchIf((error): error is NotLive => error._tag === "NotLive" && wanted.has("gone"), (error) => Effect.succeed(error))
     )
