@@ -9,7 +9,7 @@
 import * as Command from "@effect/cli/Command"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Console, Effect, Exit, Layer } from "effect"
+import { Console, Effect, Exit, Layer, Ref } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -187,6 +187,20 @@ describe("the mounted command", () => {
       const { exit, stderr } = yield* run(world, ["claude-peers", "list", "--json"], "ENOSPC")
       expect(exitCodeOf(exit)).toBe(7)
       expect(stderr.join("\n")).toMatch(/could not be written to stdout \(ENOSPC\)/)
+    }))
+
+  it.effect("a sent message whose answer is lost: ExitCode 7, and stderr says the message was relayed", () =>
+    Effect.gen(function*() {
+      const world = newWorld()
+      const proc = register(world, "api")
+      for (const extra of [[], ["--json"]]) {
+        const { exit, stderr } = yield* run(world, ["claude-peers", "send", `session-${proc.pid}`, "hello", ...extra], "ENOSPC")
+        expect(exitCodeOf(exit), extra.join(" ")).toBe(7)
+        expect(stderr.join("\n"), extra.join(" ")).toMatch(
+          new RegExp(`\\(ENOSPC\\)[,;] the message itself was relayed: SendMessage reported it delivered \\(pid ${proc.pid}\\)`)
+        )
+      }
+      expect((yield* Ref.get(world.relay.sent)).map((m) => m.message)).toEqual(["hello", "hello"])
     }))
 
   it.effect("help is the table's, under the host's name, without doubling the prefix", () =>

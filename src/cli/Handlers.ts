@@ -221,7 +221,17 @@ export const send = Effect.fn("send")(
       allowSharedName: command.allowSharedName,
       timeout: command.timeoutMillis
     })
-    yield* printData(json, () => Schema.encodeSync(DeliveryResult)(result), () => deliveryText(result))
+    // As an update's: a message whose result cannot be printed was still sent, and sending it again
+    // because the answer was lost would deliver it twice.
+    yield* printData(json, () => Schema.encodeSync(DeliveryResult)(result), () => deliveryText(result)).pipe(
+      Effect.mapError((lost) =>
+        new OutputFailed({
+          stream: lost.stream,
+          code: lost.code,
+          done: `the message itself was relayed: SendMessage reported it ${result.outcome} (pid ${result.session.pid})`
+        })
+      )
+    )
     return result.outcome
   },
   (effect, json: boolean, command: CommandOf<"send">) =>
