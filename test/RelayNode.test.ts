@@ -35,14 +35,21 @@ const isRunning = (pid: number): boolean => {
   }
 }
 
-const setUp = (mode: string) => {
+const setUp = (mode: string, noticeRound = 1) => {
   const directory = scratch()
   const pidFile = path.join(directory, "pid")
   const relay = make({
     claudeBinary: standIn,
-    environment: { ...process.env, STAND_IN_MODE: mode, STAND_IN_PID_FILE: pidFile, STAND_IN_ADDRESS: address },
+    environment: {
+      ...process.env,
+      STAND_IN_MODE: mode,
+      STAND_IN_PID_FILE: pidFile,
+      STAND_IN_ADDRESS: address,
+      STAND_IN_NOTICE_ROUND: String(noticeRound)
+    },
     killGrace: "1 second",
     noticeRounds: 3,
+    expectedNoticeRounds: 8,
     noticeRoundDelay: "10 millis"
   })
   const request: RelayRequest = { address, message: "hello there", claudeHome: path.join(directory, "home"), timeout: Duration.seconds(60) }
@@ -71,6 +78,14 @@ describe("RelayNode against a stand-in Claude Code", () => {
       expect((yield* held.relay.send(held.request)).outcome).toBe("held")
       const refused = setUp("refuse")
       expect((yield* refused.relay.send(refused.request)).outcome).toBe("refused")
+    }), 60_000)
+
+  it.live("a notice later than the rounds reads as delivered, unless the request expects one: then more rounds wait for it", () =>
+    Effect.gen(function*() {
+      const late = setUp("hold", 5)
+      expect((yield* late.relay.send(late.request)).outcome).toBe("delivered")
+      const expected = setUp("hold", 5)
+      expect((yield* expected.relay.send({ ...expected.request, noticeExpected: true })).outcome).toBe("held")
     }), 60_000)
 
   it.live("a relay that never calls: timed_out, and it is killed and reaped", () =>

@@ -55,6 +55,8 @@ export interface SentMessage {
   readonly message: string
   readonly claudeHome: string
   readonly timeout: Duration.Duration
+  /** Whether the send expected a hold or refusal notice (`RelayRequest.noticeExpected`). */
+  readonly noticeExpected: boolean
 }
 
 export interface MemoryRelay {
@@ -117,7 +119,8 @@ export const make = (relay: MemoryRelay): Relay =>
       Effect.suspend(() => {
         const answer = relay.takeAnswer(request.address)
         const { address, claudeHome, message, timeout } = request
-        return Ref.update(relay.sent, (sent) => [...sent, { address, message, claudeHome, timeout }]).pipe(
+        const noticeExpected = request.noticeExpected === true
+        return Ref.update(relay.sent, (sent) => [...sent, { address, message, claudeHome, timeout, noticeExpected }]).pipe(
           Effect.zipRight(answered(answer, request)),
           Effect.timeoutFail({
             duration: timeout,

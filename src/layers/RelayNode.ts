@@ -34,6 +34,8 @@ export interface RelayNodeOptions {
   readonly exitGrace?: Duration.DurationInput | undefined
   /** `ToolSearch` rounds after the send that wait for a hold or refusal notice (default 4). */
   readonly noticeRounds?: number | undefined
+  /** The same where the request expects a notice (`noticeExpected`; default 12). */
+  readonly expectedNoticeRounds?: number | undefined
   /** How long each of those rounds is held back (default 250 ms). */
   readonly noticeRoundDelay?: Duration.DurationInput | undefined
   /** Where the relay's working directory is made (default: the system's temporary directory). */
@@ -237,7 +239,10 @@ export const make = (options: RelayNodeOptions = {}): Relay => {
           address: request.address,
           message: request.message,
           prompt: relayPrompt,
-          noticeRounds: options.noticeRounds,
+          // Claude Code 2.1.332's captured hold and refusal notices reached the relay only in the
+          // second round after SendMessage's result: a receiver slower to judge the message would
+          // read as delivered, so a notice the prediction expects gets more rounds.
+          noticeRounds: request.noticeExpected === true ? options.expectedNoticeRounds ?? 12 : options.noticeRounds,
           noticeRoundDelay: options.noticeRoundDelay
         })
         endpoint = served

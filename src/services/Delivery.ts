@@ -120,7 +120,13 @@ export const make = Effect.gen(function*() {
         })
       }
       const timeout = options.timeout === undefined ? timings.sendTimeout : Duration.decode(options.timeout)
-      const receipt = yield* relay.send({ address: `uds:${session.socketPath}`, message, claudeHome: session.home ?? home.root, timeout }).pipe(
+      const receipt = yield* relay.send({
+        address: `uds:${session.socketPath}`,
+        message,
+        claudeHome: session.home ?? home.root,
+        timeout,
+        noticeExpected: predicted.effective !== "accept" || predicted.certainty !== "certain"
+      }).pipe(
         Effect.mapError((failed) =>
           new DeliveryFailed({
             cause: failed.cause,

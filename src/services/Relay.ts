@@ -22,6 +22,11 @@ export interface RelayRequest {
   readonly claudeHome: string
   /** The whole run, from start to receipt; past it the relay is stopped and the send is `timed_out`. */
   readonly timeout: Duration.Duration
+  /**
+   * The receiver's policy predicts a hold or a refusal, or is not certain: a relay that can only
+   * tell `delivered` by the absence of a notice waits longer for one before it says so.
+   */
+  readonly noticeExpected?: boolean | undefined
 }
 
 /** What `SendMessage` reported, in Claude Code's own words. */
