@@ -28,6 +28,24 @@ filesConformance("Files (memory)", layerMemory({ uid: 1000, gid: 1000 }))
 filesConformance("Files (memory, as root)", layerMemory({ uid: 0, gid: 0 }))
 filesConformance(`Files (node, as ${process.getuid!() === 0 ? "root" : "a user"})`, Layer.merge(FilesNode.layer, layerFixtureNode))
 
+describe.runIf(process.platform === "linux")("Files (node): the compare-and-rename's re-read", () => {
+  // A `/proc` file is regular and says it has 0 bytes: the re-read, sized from fstat, must read on
+  // past what fstat said, as it must for a file that grew since, and still stop at the limit.
+  it.effect("reads a file larger than its fstat said, up to the limit and no further", () =>
+    Effect.gen(function*() {
+      const files = FilesNode.make()
+      const target = "/proc/self/cmdline"
+      const bytes = new Uint8Array(NFS.readFileSync(target))
+      expect(NFS.statSync(target).size).toBe(0)
+      expect(bytes.length).toBeGreaterThan(8)
+      const source = Path.join(NFS.mkdtempSync(Path.join(OS.tmpdir(), "claude-peers-reread-")), "new.tmp")
+      expect(yield* files.replaceIfUnchanged(source, target, encode("x"), 64 * KiB)).toEqual({ _tag: "Changed", bytes })
+      expect(yield* files.replaceIfUnchanged(source, target, encode("x"), bytes.length)).toEqual({ _tag: "Changed", bytes })
+      expect(yield* files.replaceIfUnchanged(source, target, encode("x"), bytes.length - 1)).toEqual({ _tag: "Changed", bytes: null })
+      NFS.rmSync(Path.dirname(source), { recursive: true })
+    }))
+})
+
 describe("Files.make for a layer without statIfExists or lstatIfExists", () => {
   it.effect("derives them from stat and lstat: a NotFound answers none, any other failure fails", () =>
     Effect.gen(function*() {

@@ -373,15 +373,28 @@ const giveOwner = (fd: number, path: string, owner: Owner): void => {
   }
 }
 
-const readSyncAtMost = (fd: number, maxBytes: number): Uint8Array | null => {
-  const buffer = Buffer.alloc(maxBytes + 1)
+/**
+ * The whole file, or null when it holds more than `maxBytes`: one byte past the limit is the proof.
+ * This runs inside the compare-and-rename's window, so the buffer is sized from `fstat` (one byte
+ * more, to see growth), not to the limit: zero-filling a megabyte for a small file would widen the
+ * window for nothing. A file larger than `fstat` said (one that grew since, or a `/proc` file that
+ * says 0) grows the buffer, up to the limit.
+ */
+const readSyncAtMost = (fd: number, sizeHint: number, maxBytes: number): Uint8Array | null => {
+  const limit = maxBytes + 1
+  let buffer = Buffer.alloc(Math.min(limit, sizeHint + 1))
   let length = 0
-  while (length < buffer.length) {
+  for (;;) {
+    if (length === buffer.length) {
+      if (length >= limit) return null
+      const larger = Buffer.alloc(Math.min(limit, buffer.length * 2))
+      buffer.copy(larger, 0, 0, length)
+      buffer = larger
+    }
     const bytesRead = NFS.readSync(fd, buffer, length, buffer.length - length, length)
     if (bytesRead === 0) return asPlainBytes(buffer, length)
     length += bytesRead
   }
-  return null
 }
 
 /**
@@ -403,8 +416,9 @@ const withCurrentSync = <A>(target: string, maxBytes: number, decide: (current: 
     throw error
   }
   try {
-    if (!NFS.fstatSync(fd).isFile()) return decide({ bytes: null, present: true })
-    return decide({ bytes: readSyncAtMost(fd, maxBytes), present: true })
+    const stats = NFS.fstatSync(fd)
+    if (!stats.isFile()) return decide({ bytes: null, present: true })
+    return decide({ bytes: readSyncAtMost(fd, stats.size, maxBytes), present: true })
   } finally {
     // A read-only descriptor whose work is done: a failing close has nothing left to report, and
     // must not turn a rename that `decide` made into a failure.

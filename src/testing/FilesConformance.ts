@@ -398,6 +398,22 @@ export const filesConformance = <E>(name: string, layer: Layer.Layer<Files | Fil
         })
       ))
 
+    it.effect("replaceIfUnchanged compares a target of exactly maxBytes; one byte more is Changed with null bytes", () =>
+      run((files, fx) =>
+        Effect.gen(function*() {
+          const target = Path.join(fx.root, "settings.json")
+          const source = Path.join(fx.root, "new.tmp")
+          const exact = new Uint8Array(KiB).fill(0x20)
+          fx.writeFile(source, "{}")
+          fx.writeFile(target, new Uint8Array(KiB + 1).fill(0x20))
+          expect(yield* files.replaceIfUnchanged(source, target, exact, KiB)).toEqual({ _tag: "Changed", bytes: null })
+          fx.writeFile(target, exact)
+          expect(yield* files.replaceIfUnchanged(source, target, new Uint8Array(KiB).fill(0x21), KiB)).toEqual({ _tag: "Changed", bytes: exact })
+          expect(yield* files.replaceIfUnchanged(source, target, exact, KiB)).toEqual({ _tag: "Replaced" })
+          expect(yield* readText(target)).toBe("{}")
+        })
+      ))
+
     it.live("replaceIfUnchanged never reads a FIFO, link or oversized target: Changed with null bytes", () =>
       run((files, fx) =>
         Effect.gen(function*() {
