@@ -228,9 +228,9 @@ describe("settings: concurrent writers (memory)", () => {
       }
     }))
 
-  it.effect("a lock that names no holder (garbage, a bare live pid, empty, over 4 KiB) is broken once unchanged for 2 s, not before", () =>
+  it.effect("a lock that names no holder (garbage, a bare live pid, empty, over 4 KiB, over 1 MiB) is broken once unchanged for 2 s, not before", () =>
     Effect.gen(function*() {
-      for (const lock of ["garbage\n", "1\n", `${process.pid}\n`, "", "4242 ".repeat(1000) + "\n", "\u0000\u0000"]) {
+      for (const lock of ["garbage\n", "1\n", `${process.pid}\n`, "", "4242 ".repeat(1000) + "\n", "\u0000\u0000", "x".repeat(2_000_000)]) {
         const home = makeMemoryHome()
         home.write("settings.json", start)
         home.write(".settings.json.claude-peers.lock", lock)
@@ -241,6 +241,25 @@ describe("settings: concurrent writers (memory)", () => {
         expect((yield* Fiber.join(fiber)).crossSessionInbound).toBe("refuse")
         expect(home.list()).toEqual(["settings.json"])
       }
+    }))
+
+  it.effect("a lock over 4 KiB that changes, even past its first bytes, is waited for 2 s from its last change", () =>
+    Effect.gen(function*() {
+      const large = "x".repeat(2_000_000)
+      const home = makeMemoryHome()
+      home.write("settings.json", start)
+      home.write(".settings.json.claude-peers.lock", large)
+      const fiber = yield* Effect.fork(inHome(home, update(setPolicy("hold"))))
+      yield* TestClock.adjust("1500 millis")
+      // The same size and the same first bytes: only its last byte differs.
+      const rewritten = `${large.slice(0, -1)}y`
+      home.write(".settings.json.claude-peers.lock", rewritten)
+      yield* TestClock.adjust("1900 millis")
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      expect(home.files.readText(home.lockFile)).toBe(rewritten)
+      yield* TestClock.adjust("140 millis")
+      expect((yield* Fiber.join(fiber)).crossSessionInbound).toBe("hold")
+      expect(home.list()).toEqual(["settings.json"])
     }))
 
   it.effect("a lock held in another pid domain is waited for, and broken only once unchanged for 10 s", () =>

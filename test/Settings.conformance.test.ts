@@ -598,6 +598,18 @@ const suite = (name: string, makeHome: (options?: HomeOptions) => SettingsHome) 
           })
         ))
 
+      it.live("a lock over 1 MiB (no holder's) is broken once unchanged for the lock wait", () =>
+        withHome((home) =>
+          Effect.gen(function*() {
+            home.write("settings.json", "{}\n")
+            home.write(".settings.json.claude-peers.lock", "x".repeat(2_000_000))
+            const started = Date.now()
+            expect((yield* set("hold")).crossSessionInbound).toBe("hold")
+            expect(Date.now() - started).toBeGreaterThanOrEqual(190)
+            expect(home.list()).toEqual(["settings.json"])
+          })
+        ))
+
       it.live("temporary files left by dead writers are swept; a live writer's is kept", () =>
         withHome((home) =>
           Effect.gen(function*() {

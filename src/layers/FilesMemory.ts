@@ -125,15 +125,22 @@ export const make = (tree: MemoryTree): Files => {
     try {
       located = kernel.locate(target, false, "replaceIfUnchanged", "lstat")
     } catch (error) {
-      if (error instanceof SystemError && error.reason === "NotFound") return { bytes: null, present: false }
+      if (error instanceof SystemError && error.reason === "NotFound") return { bytes: null, present: false, version: null }
       throw error
     }
     const node = located.node
-    if (node === undefined) return { bytes: null, present: false }
-    if (node.type !== "File") return { bytes: null, present: true }
+    if (node === undefined) return { bytes: null, present: false, version: null }
+    if (node.type !== "File") return { bytes: null, present: true, version: null }
     kernel.requireReadable(node, "replaceIfUnchanged", "open", target)
     const bytes = kernel.readThroughPort(node)
-    return { bytes: bytes.length > maxBytes ? null : bytes, present: true }
+    const head = bytes.length > maxBytes ? bytes.slice(0, maxBytes + 1) : bytes
+    const version = {
+      entry: String(kernel.inodeOf(node)),
+      size: node.content.length,
+      changed: `${kernel.changeOf(node)}:${node.modifiedAtMs ?? 0}`,
+      head
+    }
+    return { bytes: bytes.length > maxBytes ? null : bytes, present: true, version }
   }
 
   /** The hook queued by `onBeforeReplace` runs first: another writer between our first read and this one. */

@@ -374,19 +374,19 @@ const giveOwner = (fd: number, path: string, owner: Owner): void => {
 }
 
 /**
- * The whole file, or null when it holds more than `maxBytes`: one byte past the limit is the proof.
- * This runs inside the compare-and-rename's window, so the buffer is sized from `fstat` (one byte
+ * The whole file, or its first `maxBytes + 1` bytes when it holds more: one byte past the limit is
+ * the proof that it is too large. This runs inside the compare-and-rename's window, so the buffer is sized from `fstat` (one byte
  * more, to see growth), not to the limit: zero-filling a megabyte for a small file would widen the
  * window for nothing. A file larger than `fstat` said (one that grew since, or a `/proc` file that
  * says 0) grows the buffer, up to the limit.
  */
-const readSyncAtMost = (fd: number, sizeHint: number, maxBytes: number): Uint8Array | null => {
+const readSyncAtMost = (fd: number, sizeHint: number, maxBytes: number): Uint8Array => {
   const limit = maxBytes + 1
   let buffer = Buffer.alloc(Math.min(limit, sizeHint + 1))
   let length = 0
   for (;;) {
     if (length === buffer.length) {
-      if (length >= limit) return null
+      if (length >= limit) return asPlainBytes(buffer, length)
       const larger = Buffer.alloc(Math.min(limit, buffer.length * 2))
       buffer.copy(larger, 0, 0, length)
       buffer = larger
@@ -403,22 +403,26 @@ const readSyncAtMost = (fd: number, sizeHint: number, maxBytes: number): Uint8Ar
  */
 const withCurrentSync = <A>(target: string, maxBytes: number, decide: (current: CurrentTarget) => A): A => {
   const stats = NFS.lstatSync(target, { throwIfNoEntry: false })
-  if (stats === undefined) return decide({ bytes: null, present: false })
-  if (!stats.isFile()) return decide({ bytes: null, present: true })
+  if (stats === undefined) return decide({ bytes: null, present: false, version: null })
+  if (!stats.isFile()) return decide({ bytes: null, present: true, version: null })
   let fd: number
   try {
     fd = NFS.openSync(target, readFlags | noFollow)
   } catch (error) {
     // Gone or swapped for a link between the lstat and the open: absent, or present and not regular.
     const code = errnoOf(error)
-    if (code === "ENOENT") return decide({ bytes: null, present: false })
-    if (code === "ELOOP") return decide({ bytes: null, present: true })
+    if (code === "ENOENT") return decide({ bytes: null, present: false, version: null })
+    if (code === "ELOOP") return decide({ bytes: null, present: true, version: null })
     throw error
   }
   try {
-    const stats = NFS.fstatSync(fd)
-    if (!stats.isFile()) return decide({ bytes: null, present: true })
-    return decide({ bytes: readSyncAtMost(fd, stats.size, maxBytes), present: true })
+    // In nanoseconds and with the inode exact: a version must not round two versions into one.
+    const stats = NFS.fstatSync(fd, { bigint: true })
+    if (!stats.isFile()) return decide({ bytes: null, present: true, version: null })
+    const size = Number(stats.size)
+    const head = readSyncAtMost(fd, size, maxBytes)
+    const version = { entry: `${stats.dev}:${stats.ino}`, size, changed: `${stats.ctimeNs}:${stats.mtimeNs}`, head }
+    return decide({ bytes: head.length > maxBytes ? null : head, present: true, version })
   } finally {
     // A read-only descriptor whose work is done: a failing close has nothing left to report, and
     // must not turn a rename that `decide` made into a failure.

@@ -190,6 +190,8 @@ export class MemoryTreeKernel {
   private readonly afterRead: Array<(path: string) => void> = []
   private readonly inodes = new WeakMap<Node, number>()
   private nextInode = 1
+  private readonly changes = new WeakMap<Uint8Array, number>()
+  private nextChange = 1
 
   constructor(user: MemoryUser = defaultUser) {
     this.user = { uid: user.uid, gid: user.gid }
@@ -374,6 +376,16 @@ export class MemoryTreeKernel {
     located.parent.entries.delete(located.name)
     endWatchers(located.node)
     notify(located.parent, located.name)
+  }
+
+  /**
+   * A file's last change, as a counter: content is only ever replaced, never written in place, so
+   * each content it has held is one change, as a write moves a file's `ctime`.
+   */
+  changeOf(file: FileNode): number {
+    let change = this.changes.get(file.content)
+    if (change === undefined) this.changes.set(file.content, change = this.nextChange++)
+    return change
   }
 
   /** The entry's identity, as an inode number: assigned on first asking, kept across renames. */

@@ -165,6 +165,22 @@ export interface Files {
     expected: Uint8Array | null,
     maxBytes: number
   ) => Effect.Effect<ReplaceOutcome, PlatformError>
+  /**
+   * `target` as the compare-and-rename finds it (a link not followed, a FIFO never opened, at most
+   * `maxBytes + 1` bytes read), renaming nothing: how a file too large to compare by its bytes is
+   * first seen, for `replaceIfSameVersion` to compare with later.
+   */
+  readonly current: (target: string, maxBytes: number) => Effect.Effect<CurrentTarget, PlatformError>
+  /**
+   * `replaceIfUnchanged` for a file too large to compare by its bytes: renames `source` over
+   * `target` only when `target` is still the version `current` saw with the same `maxBytes`.
+   */
+  readonly replaceIfSameVersion: (
+    source: string,
+    target: string,
+    expected: FileVersion,
+    maxBytes: number
+  ) => Effect.Effect<ReplaceOutcome, PlatformError>
   /** fsyncs a directory, so that a rename in it survives a power cut. A no-op where the OS cannot. */
   readonly syncDirectory: (path: string) => Effect.Effect<void, PlatformError>
   /** Removes a file this project created (its temp file or lock). A missing file is not an error. */
@@ -184,6 +200,12 @@ export interface Files {
 
 export const Files = Context.GenericTag<Files>("claude-peers/Files")
 
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
 /**
  * The target of a compare-and-rename as it is found: absent, or present with its bytes; `bytes` is
  * null also for what the port does not read (not a regular file, or more than `maxBytes`), which
@@ -192,10 +214,29 @@ export const Files = Context.GenericTag<Files>("claude-peers/Files")
 export interface CurrentTarget {
   readonly present: boolean
   readonly bytes: Uint8Array | null
+  /** A regular file's version, as its open descriptor gives it; null for anything else. */
+  readonly version: FileVersion | null
 }
 
+/**
+ * A regular file's version, told without reading all of it (a lock file of garbage may be any size,
+ * and what is read of it must stay bounded): the same entry (device and inode), the same size, the
+ * same last change (`ctime` and `mtime`: a write moves both, and no caller can set `ctime` back),
+ * and the same first bytes (at most `maxBytes + 1`). The times are as fine as the file system keeps
+ * them; a rewrite of the same size within one tick, beyond the first bytes, goes unseen.
+ */
+export interface FileVersion {
+  readonly entry: string
+  readonly size: number
+  readonly changed: string
+  readonly head: Uint8Array
+}
+
+export const sameVersion = (a: FileVersion, b: FileVersion): boolean =>
+  a.entry === b.entry && a.size === b.size && a.changed === b.changed && sameBytes(a.head, b.head)
+
 /** What a layer implements; `make` derives the rest of the port from it. */
-export interface FilesPrimitives extends Omit<Files, "replaceIfUnchanged" | "statIfExists" | "lstatIfExists"> {
+export interface FilesPrimitives extends Omit<Files, "replaceIfUnchanged" | "current" | "replaceIfSameVersion" | "statIfExists" | "lstatIfExists"> {
   /** As `Files.statIfExists`; without it, `stat` is asked and a `NotFound` answers none. */
   readonly statIfExists?: Files["statIfExists"] | undefined
   /** As `Files.lstatIfExists`, derived from `lstat` alike. */
@@ -220,28 +261,30 @@ export const absentIfNotFound = <A>(effect: Effect.Effect<A, PlatformError>): Ef
     Effect.catchIf((error) => error._tag === "SystemError" && error.reason === "NotFound", () => Effect.succeedNone)
   )
 
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
-}
-
 /**
  * The port from a layer's primitives. The compare-and-rename's decision is made here, once for every
  * layer: expected bytes must be found exactly, and an expected absence (null) must find nothing at all.
  */
-export const make = ({ lstatIfExists, renameIfCurrent, statIfExists, ...primitives }: FilesPrimitives): Files => ({
-  ...primitives,
-  statIfExists: statIfExists ?? ((path) => absentIfNotFound(primitives.stat(path))),
-  lstatIfExists: lstatIfExists ?? ((path) => absentIfNotFound(primitives.lstat(path))),
-  replaceIfUnchanged: (source, target, expected, maxBytes) =>
+export const make = ({ lstatIfExists, renameIfCurrent, statIfExists, ...primitives }: FilesPrimitives): Files => {
+  const replaceIf = (source: string, target: string, maxBytes: number, rename: (current: CurrentTarget) => boolean) =>
     Effect.map(
-      renameIfCurrent(
+      renameIfCurrent(source, target, maxBytes, rename),
+      ({ current, renamed }): ReplaceOutcome => (renamed ? { _tag: "Replaced" } : { _tag: "Changed", bytes: current.bytes })
+    )
+  return {
+    ...primitives,
+    statIfExists: statIfExists ?? ((path) => absentIfNotFound(primitives.stat(path))),
+    lstatIfExists: lstatIfExists ?? ((path) => absentIfNotFound(primitives.lstat(path))),
+    replaceIfUnchanged: (source, target, expected, maxBytes) =>
+      replaceIf(
         source,
         target,
         maxBytes,
         (current) => expected === null ? !current.present : current.bytes !== null && sameBytes(current.bytes, expected)
       ),
-      ({ current, renamed }): ReplaceOutcome => (renamed ? { _tag: "Replaced" } : { _tag: "Changed", bytes: current.bytes })
-    )
-})
+    // A rename that is never made: `source` is not touched.
+    current: (target, maxBytes) => Effect.map(renameIfCurrent(target, target, maxBytes, () => false), ({ current }) => current),
+    replaceIfSameVersion: (source, target, expected, maxBytes) =>
+      replaceIf(source, target, maxBytes, (current) => current.version !== null && sameVersion(current.version, expected))
+  }
+}

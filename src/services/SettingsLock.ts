@@ -23,7 +23,7 @@ import * as path from "node:path"
 import { ChangedDuringWrite } from "../domain/Errors.js"
 import { sameStartTime } from "../domain/Record.js"
 import { entryTypeWords } from "../domain/VerdictWords.js"
-import type { Files } from "./Files.js"
+import { type Files, type FileVersion, sameVersion } from "./Files.js"
 import type { ProcessProbe } from "./ProcessProbe.js"
 import * as Timing from "./Timing.js"
 
@@ -52,10 +52,12 @@ export const makeNonces = () => {
 }
 
 const newFileMode = 0o600
-/** A lock of this project holds a pid, a start time and a pid domain: anything longer is not one. */
+/**
+ * A lock of this project holds a pid, a start time and a pid domain: anything longer is not one.
+ * Such a lock is compared by its bytes; a longer one, which may be of any size, by its version (its
+ * entry, size, times and first bytes), so that what is read of a lock stays bounded.
+ */
 const maxLockBytes = 4096
-/** How much of a lock is read to tell whether it changed; more than this cannot be compared, nor broken. */
-const maxComparedBytes = 1024 * 1024
 
 type LockHolder =
   | { readonly _tag: "Process"; readonly pid: number; readonly startTime: string | null; readonly pidDomain: string | null }
@@ -82,10 +84,18 @@ export const parseLock = (bytes: Uint8Array): LockHolder => {
 export const lockText = (pid: number, startTime: Option.Option<string>, pidDomain: Option.Option<string>): string =>
   `${pid} ${Option.getOrElse(startTime, () => unknownStartTime)}${Option.match(pidDomain, { onNone: () => "", onSome: (d) => ` ${d}` })}\n`
 
+/** A lock as it was seen: its bytes, or, for one longer than any lock of ours, its version. */
+type SeenLock =
+  | { readonly _tag: "Bytes"; readonly bytes: Uint8Array }
+  | { readonly _tag: "Version"; readonly version: FileVersion }
+
+const sameLock = (a: SeenLock, b: SeenLock): boolean =>
+  a._tag === "Bytes" ? b._tag === "Bytes" && sameBytes(a.bytes, b.bytes) : b._tag === "Version" && sameVersion(a.version, b.version)
+
 type LockState =
   | { readonly _tag: "Acquired" }
   | { readonly _tag: "Vanished" }
-  | { readonly _tag: "Held"; readonly bytes: Uint8Array | null }
+  | { readonly _tag: "Held"; readonly lock: SeenLock }
 
 /**
  * `Clock.currentTimeNanos`: monotonic on the default clock (`process.hrtime`), and driven by
@@ -95,9 +105,6 @@ const monotonicMillis: Effect.Effect<number> = Effect.map(Clock.currentTimeNanos
 
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
 const isAlreadyExists = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "AlreadyExists"
-
-/** Stands for a lock larger than `maxComparedBytes`: never a holder's, never equal to a readable lock. */
-const tooLargeToCompare = new Uint8Array(maxLockBytes + 1)
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((byte, i) => byte === b[i])
 
@@ -128,13 +135,19 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
     const info = yield* files.lstat(lockFile).pipe(Effect.map(Option.some), Effect.catchIf(isNotFound, () => Effect.succeedNone))
     if (Option.isNone(info)) return { _tag: "Vanished" }
     if (info.value.type !== "File") return yield* notALock(info.value.type)
-    const read = yield* files.readBounded(lockFile, { maxBytes: maxComparedBytes, followLinks: false }).pipe(
+    const read = yield* files.readBounded(lockFile, { maxBytes: maxLockBytes, followLinks: false }).pipe(
       Effect.map(Option.some),
       Effect.catchIf(isNotFound, () => Effect.succeedNone)
     )
     if (Option.isNone(read)) return { _tag: "Vanished" }
     if (read.value._tag === "NotRegular") return yield* notALock(read.value.type)
-    return { _tag: "Held", bytes: read.value._tag === "Read" ? read.value.bytes : null }
+    if (read.value._tag === "Read") return { _tag: "Held", lock: { _tag: "Bytes", bytes: read.value.bytes } }
+    const current = yield* files.current(lockFile, maxLockBytes)
+    if (!current.present) return { _tag: "Vanished" }
+    // Swapped for something that is not a regular file since the read.
+    if (current.version === null) return yield* notALock("Unknown")
+    if (current.bytes !== null) return { _tag: "Held", lock: { _tag: "Bytes", bytes: current.bytes } }
+    return { _tag: "Held", lock: { _tag: "Version", version: current.version } }
   })
 
   /**
@@ -152,20 +165,23 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
     )
 
   /**
-   * Breaks a stale lock by renaming a lock of ours over it, but only while it still holds the stale
-   * bytes. A plain remove-then-create would let two writers that both saw the stale lock remove each
-   * other's fresh one and both go ahead.
+   * Breaks a stale lock by renaming a lock of ours over it, but only while it is still the lock seen
+   * (the same bytes, or the same version). A plain remove-then-create would let two writers that
+   * both saw the stale lock remove each other's fresh one and both go ahead.
    */
-  const takeOver = (own: Uint8Array, stale: Uint8Array, selfPid: number): Effect.Effect<LockState, PlatformError, Scope.Scope> =>
+  const takeOver = (own: Uint8Array, stale: SeenLock, selfPid: number): Effect.Effect<"Acquired" | "Lost", PlatformError, Scope.Scope> =>
     Effect.flatMap(nonce, (id) => {
       const temp = tempFileOf(settingsFile, selfPid, id)
+      const replace = stale._tag === "Bytes"
+        ? files.replaceIfUnchanged(temp, lockFile, stale.bytes, maxLockBytes)
+        : files.replaceIfSameVersion(temp, lockFile, stale.version, maxLockBytes)
       return Effect.acquireRelease(
         files.writeNewFile(temp, own, newFileMode).pipe(
-          Effect.zipRight(files.replaceIfUnchanged(temp, lockFile, stale, maxComparedBytes)),
-          Effect.map((outcome): LockState => (outcome._tag === "Replaced" ? { _tag: "Acquired" } : { _tag: "Held", bytes: null })),
+          Effect.zipRight(replace),
+          Effect.map((outcome) => (outcome._tag === "Replaced" ? "Acquired" as const : "Lost" as const)),
           Effect.ensuring(Effect.ignore(files.removeFile(temp)))
         ),
-        (state) => (state._tag === "Acquired" ? Effect.ignore(files.removeFile(lockFile)) : Effect.void)
+        (outcome) => (outcome === "Acquired" ? Effect.ignore(files.removeFile(lockFile)) : Effect.void)
       )
     })
 
@@ -226,7 +242,7 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
       const self = yield* probe.self
       const here = yield* probe.pidDomain
       const own = new TextEncoder().encode(lockText(self.pid, self.startTime, here))
-      let seen: Uint8Array | null = null
+      let seen: SeenLock | null = null
       // Every wait here is measured on the monotonic clock: a wall clock stepped back by an NTP
       // correction or by hand must not stretch the wait, nor one stepped forward cut it short.
       let changedAt = yield* monotonicMillis
@@ -236,20 +252,13 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
         // Let go between the create and the read: try again at once.
         if (state._tag === "Vanished") continue
         const now = yield* monotonicMillis
-        // Null bytes: a lock too large to compare, which cannot be broken safely; it is waited for.
-        const bytes = state.bytes ?? tooLargeToCompare
-        if (seen === null || !sameBytes(seen, bytes)) {
-          seen = bytes
+        if (seen === null || !sameLock(seen, state.lock)) {
+          seen = state.lock
           changedAt = now
         }
-        const holder = parseLock(bytes)
+        const holder: LockHolder = state.lock._tag === "Bytes" ? parseLock(state.lock.bytes) : { _tag: "Unknown" }
         const decision = yield* judge(holder, here, now - changedAt)
-        if (decision === "break" && state.bytes !== null && (yield* takeOver(own, state.bytes, self.pid))._tag === "Acquired") {
-          return
-        }
-        if (decision === "break" && state.bytes === null && now - changedAt >= Duration.toMillis(timings.lockWait)) {
-          return yield* lockHeld(expectedRevision, "a lock too large to be one of ours", false)
-        }
+        if (decision === "break" && (yield* takeOver(own, state.lock, self.pid)) === "Acquired") return
         if (decision === "give up" || decision === "give up, stopped") {
           return yield* lockHeld(expectedRevision, holderWords(holder), decision === "give up, stopped")
         }

@@ -438,6 +438,38 @@ export const filesConformance = <E>(name: string, layer: Layer.Layer<Files | Fil
         })
       ), 10000)
 
+    it.effect("replaceIfSameVersion renames over the version current saw, and over no other", () =>
+      run((files, fx) =>
+        Effect.gen(function*() {
+          const target = Path.join(fx.root, "lock")
+          const source = Path.join(fx.root, "new.tmp")
+          const versionOf = (maxBytes: number) =>
+            Effect.map(files.current(target, maxBytes), (current) => {
+              if (current.version === null) throw new Error(`no version of ${target}`)
+              return current.version
+            })
+          const large = new Uint8Array(8 * KiB).fill(0x78)
+          fx.writeFile(source, "1 1\n")
+          fx.writeFile(target, large)
+          const seen = yield* files.current(target, KiB)
+          expect(seen).toMatchObject({ present: true, bytes: null, version: { size: 8 * KiB, head: large.subarray(0, KiB + 1) } })
+          // Rewritten in place with other first bytes, then with one byte more.
+          const changes = [
+            () => fx.writeFile(target, new Uint8Array(8 * KiB).fill(0x79)),
+            () => fx.writeFile(target, new Uint8Array(8 * KiB + 1).fill(0x79))
+          ]
+          for (const change of changes) {
+            const before = yield* versionOf(KiB)
+            change()
+            expect(yield* files.replaceIfSameVersion(source, target, before, KiB)).toEqual({ _tag: "Changed", bytes: null })
+            expect(yield* readText(source)).toBe("1 1\n")
+          }
+          expect(yield* files.replaceIfSameVersion(source, target, yield* versionOf(KiB), KiB)).toEqual({ _tag: "Replaced" })
+          expect(yield* readText(target)).toBe("1 1\n")
+          expect((yield* files.current(Path.join(fx.root, "missing"), KiB)).present).toBe(false)
+        })
+      ))
+
     it.effect("removeFile removes a file, and a missing one is not an error", () =>
       run((files, fx) =>
         Effect.gen(function*() {
