@@ -26,6 +26,8 @@ interface Controller {
   readonly launch: (args: ReadonlyArray<string>, env: Record<string, string>, cwd: string) => Promise<Launched>
   readonly kill: (pid: number) => Promise<void>
   readonly folder: string
+  /** The effective uid of the processes it launches. */
+  readonly user: number
 }
 
 const evidenceOf = (layer: Layer.Layer<ProcessProbe>, pid: number): Promise<ProcessEvidence> =>
@@ -46,6 +48,7 @@ const suite = (name: string, make: () => Controller) =>
       expect(environment.get("EMPTY")).toBe("")
       expect(environment.get("WITH_EQUALS")).toBe("a=b")
       expect(evidence.workingDirectory).toEqual(read(controller.folder))
+      expect(evidence.user).toEqual(read(controller.user))
       await controller.kill(launched.pid)
     })
 
@@ -65,7 +68,7 @@ const suite = (name: string, make: () => Controller) =>
       const launched = await controller.launch([], {}, controller.folder)
       await controller.kill(launched.pid)
       const evidence = await evidenceOf(controller.layer, launched.pid)
-      for (const part of [evidence.arguments, evidence.environment, evidence.workingDirectory]) {
+      for (const part of [evidence.arguments, evidence.environment, evidence.workingDirectory, evidence.user]) {
         expect(part).toEqual({ _tag: "Unreadable", reason: "the process has exited" })
       }
     })
@@ -76,6 +79,7 @@ suite("memory", () => {
   return {
     layer: layerMemory(processes),
     folder: "/home/user/work",
+    user: 1000,
     launch: async (args, env, cwd) => {
       const argv = ["node", "/opt/claude", ...args]
       const { pid } = processes.spawn({ arguments: argv, environment: env, workingDirectory: cwd })
@@ -113,7 +117,7 @@ const killNode = async (pid: number) => {
 /** The Node probe with the given platform's strategy (macOS's `ps` runs here with procps' `ps`). */
 const nodeLayer = (platform: NodeJS.Platform): Layer.Layer<ProcessProbe> => Layer.succeed(ProcessProbe, makeNode(platform))
 
-suite("node", () => ({ layer: nodeLayer("linux"), folder: tmp, launch: launchNode, kill: killNode }))
+suite("node", () => ({ layer: nodeLayer("linux"), folder: tmp, user: process.geteuid!(), launch: launchNode, kill: killNode }))
 
 describe("a real process's evidence, staged in the memory world", () => {
   it("keeps every variable of its environment (as the Node probe gives it, not a plain Map)", async () => {

@@ -29,6 +29,8 @@ export interface StagedEvidence {
   readonly workingDirectory?: Staged<string>
   /** Another mount namespace: its files are staged under `root`. Left out, the process shares ours. */
   readonly mountNamespace?: Staged<MountNamespace>
+  /** Its effective uid as `/proc` shows it; left out, the uid it was spawned with. */
+  readonly user?: Staged<number>
 }
 
 export interface MemoryProcessesOptions {
@@ -142,13 +144,15 @@ const withStaged = (evidence: ProcessEvidence, staged: StagedEvidence): ProcessE
   arguments: staged.arguments === undefined ? evidence.arguments : observed(staged.arguments),
   environment: staged.environment === undefined ? evidence.environment : environmentOf(staged.environment),
   workingDirectory: staged.workingDirectory === undefined ? evidence.workingDirectory : observed(staged.workingDirectory),
-  mountNamespace: staged.mountNamespace === undefined ? evidence.mountNamespace : observed(staged.mountNamespace)
+  mountNamespace: staged.mountNamespace === undefined ? evidence.mountNamespace : observed(staged.mountNamespace),
+  user: staged.user === undefined ? evidence.user : observed(staged.user)
 })
 
 const exited: ProcessEvidence = {
   arguments: unreadable("the process has exited"),
   environment: unreadable("the process has exited"),
-  workingDirectory: unreadable("the process has exited")
+  workingDirectory: unreadable("the process has exited"),
+  user: unreadable("the process has exited")
 }
 
 const dead: ProcessState = { _tag: "Dead" }
@@ -277,7 +281,8 @@ export const makeMemoryProcesses = (options: MemoryProcessesOptions = {}): Memor
         evidenceHooks.delete(pid)
         hook?.()
         const entry = table.get(pid)
-        return onlyParts(entry === undefined || entry.zombie ? exited : entry.evidence, parts)
+        const evidence = entry === undefined || entry.zombie ? exited : { ...entry.evidence, user: entry.evidence.user ?? read(entry.uid) }
+        return onlyParts(evidence, parts)
       })
   })
 

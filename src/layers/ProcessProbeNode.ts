@@ -414,6 +414,12 @@ const linuxEvidence = (pid: number, parts: ReadonlyArray<EvidencePart> | undefin
       procRead("the mount namespace", () => {
         const id = fs.readlinkSync(`/proc/${pid}/ns/mnt`)
         return read({ id, ours: id === ownMountNamespace(), root: `/proc/${pid}/root` })
+      })),
+    // `status` is readable for every process `/proc` shows, another user's included.
+    user: asked(parts, "user", () =>
+      procRead("the user", () => {
+        const uids = /^Uid:\s+\d+\s+(\d+)/m.exec(readProcText(`/proc/${pid}/status`))
+        return uids === null ? unreadable("its status names no user: it has exited") : read(Number(uids[1]))
       }))
   }))
 
@@ -461,13 +467,15 @@ const psEvidence = (pid: number, parts: ReadonlyArray<EvidencePart> | undefined)
   Effect.map(asks(parts, "arguments") ? runPsCommand(pid) : Effect.succeed(undefined), (text) => ({
     arguments: text === undefined ? notAskedFor : psArguments(text),
     environment: unreadable("macOS does not show another process's environment apart from its arguments"),
-    workingDirectory: unreadable("the working directory of another process is not read on macOS")
+    workingDirectory: unreadable("the working directory of another process is not read on macOS"),
+    user: unreadable("the user of another process is not read on macOS")
   }))
 
 const evidenceUnavailable = (reason: string): ProcessEvidence => ({
   arguments: unreadable(reason),
   environment: unreadable(reason),
-  workingDirectory: unreadable(reason)
+  workingDirectory: unreadable(reason),
+  user: unreadable(reason)
 })
 
 const livenessOnly = (alive: ReadonlyMap<number, Signalled>): ReadonlyMap<number, ProcessState> =>

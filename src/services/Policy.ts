@@ -25,7 +25,7 @@ import type { Session } from "../domain/Session.js"
 import { sameSession } from "../domain/SessionIdentity.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { Files } from "./Files.js"
-import { type FileReader, gitRootOf, makeFileReader, managedFacts, sessionView, userFact } from "./PolicyFiles.js"
+import { type FileReader, gitRootOf, gitRootOwnersOf, makeFileReader, managedFacts, sessionView, userFact } from "./PolicyFiles.js"
 import { type ProcessEvidence, ProcessProbe } from "./ProcessProbe.js"
 import { Registry, type ResolveError, type ResolveOptions, type ResolveQuery } from "./Registry.js"
 
@@ -106,11 +106,26 @@ const globalConfigCandidates = (
     }))
 }
 
+/**
+ * Whether the repository's root, its `.git` and its `.claude` all belong to the session's user:
+ * Claude Code (its effective uid) keeps the local file at the root only then, since a file another
+ * user can write must not loosen or tighten this user's sessions. Unknown when the session's user
+ * or an owner could not be read.
+ */
+const rootOwnedBySession = (reader: FileReader, root: string, user: Observed<number>): Effect.Effect<Observed<boolean>> =>
+  Effect.map(gitRootOwnersOf(reader, root), (owners) => {
+    if (user._tag === "Unreadable") return unreadable(`the session's user could not be read (${user.reason})`)
+    if (owners._tag === "Unreadable") return unreadable(`the owners of ${root}, its .git and its .claude could not be read (${owners.reason})`)
+    const { claude, git, root: rootOwner } = owners.value
+    return readObserved(rootOwner === user.value && git === user.value && (claude === null || claude === user.value))
+  })
+
 const projectFacts = (
   reader: FileReader,
   args: ClaudeArguments | null,
   folder: string | null,
-  environ: ReadonlyMap<string, string> | null
+  environ: ReadonlyMap<string, string> | null,
+  user: Observed<number>
 ): Effect.Effect<{ readonly project: FileFact; readonly local: ReadonlyArray<FileFact> }> => {
   if (folder === null) {
     const unknown = notRead(null, "the directory the session runs in is unknown")
@@ -118,21 +133,32 @@ const projectFacts = (
   }
   const configRoot = args?.projectConfigRoot ?? null
   const homeFolder = environ?.get("HOME") ?? ""
-  // Sessions in one folder, started alike, read the same files: one answer for them in a pass.
-  return reader.once(`project:${JSON.stringify([folder, configRoot, homeFolder])}`, () =>
+  // Sessions in one folder, started alike by one user, read the same files: one answer for them in a pass.
+  return reader.once(`project:${JSON.stringify([folder, configRoot, homeFolder, user])}`, () =>
     Effect.gen(function*() {
-      const files = projectSettingsFiles({
+      const gitRoot = yield* gitRootOf(reader, folder)
+      const facts = {
         folder,
         projectConfigRoot: configRoot === null ? null : path.resolve(folder, configRoot),
-        gitRoot: yield* gitRootOf(reader, folder),
+        gitRoot,
         homeFolder,
-        // Claude Code keeps the local file in the session's folder when the repository's root is
-        // another user's; this reader cannot see owners, and takes the root as the session user's.
         gitRootOwnedByUser: true
-      })
+      }
+      let files = projectSettingsFiles(facts)
+      // The root's local file is read last, and only where the root is the session user's.
+      const rootLocal = files.localSettings.length > 1 ? files.localSettings[files.localSettings.length - 1]! : null
+      const owned = rootLocal === null || gitRoot === null ? readObserved(true) : yield* rootOwnedBySession(reader, gitRoot, user)
+      if (owned._tag === "Read" && !owned.value) files = projectSettingsFiles({ ...facts, gitRootOwnedByUser: false })
       const project = yield* reader.fact(files.projectSettings)
       const local: Array<FileFact> = []
-      for (const file of files.localSettings) local.push(yield* reader.fact(file))
+      for (const file of files.localSettings) {
+        const fact = yield* reader.fact(file)
+        // Whether it counts is unknown; a file that is not there counts for nothing either way.
+        const unsure = owned._tag === "Unreadable" && file === rootLocal && fact.read._tag !== "Missing"
+        local.push(
+          unsure ? notRead(file, `Claude Code reads it only when ${gitRoot}, its .git and its .claude belong to the session's user, and ${owned.reason}`) : fact
+        )
+      }
       return { project, local }
     }))
 }
@@ -188,7 +214,8 @@ export const make = Effect.gen(function*() {
       const args = cmdline === null ? null : claudeArgumentsOf(cmdline)
       const workingDirectory = trusted.claimedSpare ? null : valueOf(evidence.workingDirectory)
       const reader = sessionView(shared, session.pid, evidence.mountNamespace)
-      const { local, project } = yield* projectFacts(reader, args, session.cwd ?? workingDirectory, environ)
+      const user = evidence.user ?? unreadable("it was not read")
+      const { local, project } = yield* projectFacts(reader, args, session.cwd ?? workingDirectory, environ, user)
       const policy = sessionPolicyOf({
         pid: session.pid,
         sessionId: session.sessionId,
@@ -212,7 +239,8 @@ export const make = Effect.gen(function*() {
   const changed = (reason: string): ProcessEvidence => ({
     arguments: unreadable(reason),
     environment: unreadable(reason),
-    workingDirectory: unreadable(reason)
+    workingDirectory: unreadable(reason),
+    user: unreadable(reason)
   })
 
   const evidenceOf = (session: Session): Effect.Effect<ProcessEvidence> => probe.evidence(session.pid)

@@ -17,7 +17,7 @@ import { userSettingsFileName } from "../domain/ClaudeEnvironment.js"
 import type { FileRead } from "../domain/ClaudeSettingsFile.js"
 import { settingsFileMaxBytes } from "../domain/ClaudeSettingsFile.js"
 import { dropInDirectoryName, type DropInEntry, dropInNames, managedFileName } from "../domain/ManagedSettings.js"
-import type { Observed } from "../domain/Observed.js"
+import { type Observed, read as observedRead, unreadable } from "../domain/Observed.js"
 import type { FileFact } from "../domain/PolicyEvidence.js"
 import { canonicalGitRoot, type GitEntry, linkedGitDir } from "../domain/ProjectSettings.js"
 import type { ClaudeHome } from "./ClaudeHome.js"
@@ -26,10 +26,9 @@ import type { MountNamespace } from "./ProcessProbe.js"
 
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
 
-const failed = (error: PlatformError): FileRead =>
-  error._tag === "SystemError" && error.reason === "PermissionDenied"
-    ? { _tag: "Failed", reason: "permission denied" }
-    : { _tag: "Failed", reason: error.message }
+const failedReason = (error: PlatformError): string => error._tag === "SystemError" && error.reason === "PermissionDenied" ? "permission denied" : error.message
+
+const failed = (error: PlatformError): FileRead => ({ _tag: "Failed", reason: failedReason(error) })
 
 const missing: Effect.Effect<FileRead> = Effect.succeed({ _tag: "Missing" })
 const readFailed = (error: PlatformError): Effect.Effect<FileRead> => Effect.succeed(isNotFound(error) ? { _tag: "Missing" } : failed(error))
@@ -193,6 +192,30 @@ const gitRootUncached = (reader: FileReader, folder: string): Effect.Effect<stri
       : (yield* gitEntryAt(reader, common)) !== "none"
     return canonicalGitRoot(found.root, { gitDir, commondir, backLink, commonDirHasGitEntry })
   })
+
+/** Who owns what Claude Code checks before it keeps the local settings at a repository's root. */
+export interface GitRootOwners {
+  /** The root, links followed (`stat`). */
+  readonly root: number
+  /** Its `.git`, links not followed. */
+  readonly git: number
+  /** Its `.claude`, links not followed; null when there is none. */
+  readonly claude: number | null
+}
+
+/**
+ * The owners of a repository's root, its `.git` and its `.claude`, as Claude Code reads them
+ * (`stat`, `lstat`, `lstat`), or why they could not be read. Found once per root and pass.
+ */
+export const gitRootOwnersOf = (reader: FileReader, root: string): Effect.Effect<Observed<GitRootOwners>> =>
+  reader.once(`owners:${root}`, () =>
+    Effect.gen(function*() {
+      const { files } = reader
+      const rootInfo = yield* files.stat(root)
+      const git = yield* files.lstat(path.join(root, ".git"))
+      const claude = yield* files.lstatIfExists(path.join(root, ".claude"))
+      return observedRead<GitRootOwners>({ root: rootInfo.uid, git: git.uid, claude: Option.isSome(claude) ? claude.value.uid : null })
+    }).pipe(Effect.catchAll((error) => Effect.succeed(unreadable<GitRootOwners>(failedReason(error))))))
 
 /** The port with every path taken inside `root`: the files a process in another mount namespace sees. */
 const filesUnder = (files: Files, root: string): Files => ({

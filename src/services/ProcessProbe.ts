@@ -86,6 +86,12 @@ export interface ProcessEvidence {
    * Absent where the platform has no mount namespaces: the process sees the files we see.
    */
   readonly mountNamespace?: Observed<MountNamespace> | undefined
+  /**
+   * The user it runs as, its effective uid (Linux: the second `Uid:` field of `/proc/<pid>/status`):
+   * Claude Code takes a repository as the session's own only when that user owns it. Absent from a
+   * layer that does not read it: then it is not known.
+   */
+  readonly user?: Observed<number> | undefined
 }
 
 /** A process's mount namespace, seen from this one. */
@@ -99,7 +105,7 @@ export interface MountNamespace {
 }
 
 /** The parts of `ProcessEvidence` a caller may ask for alone. */
-export type EvidencePart = "arguments" | "environment" | "workingDirectory" | "mountNamespace"
+export type EvidencePart = "arguments" | "environment" | "workingDirectory" | "mountNamespace" | "user"
 
 /** Whether `parts` asks for `part` (no parts named: all of them). */
 export const asks = (parts: ReadonlyArray<EvidencePart> | undefined, part: EvidencePart): boolean => parts === undefined || parts.includes(part)
@@ -115,7 +121,8 @@ export const onlyParts = (evidence: ProcessEvidence, parts: ReadonlyArray<Eviden
   arguments: asks(parts, "arguments") ? evidence.arguments : notAskedFor,
   environment: asks(parts, "environment") ? evidence.environment : notAskedFor,
   workingDirectory: asks(parts, "workingDirectory") ? evidence.workingDirectory : notAskedFor,
-  mountNamespace: evidence.mountNamespace === undefined || asks(parts, "mountNamespace") ? evidence.mountNamespace : notAskedFor
+  mountNamespace: evidence.mountNamespace === undefined || asks(parts, "mountNamespace") ? evidence.mountNamespace : notAskedFor,
+  user: evidence.user === undefined || asks(parts, "user") ? evidence.user : notAskedFor
 })
 
 /** A process as `ProcessProbe.processes` lists it. */
