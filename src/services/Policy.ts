@@ -125,7 +125,7 @@ const projectFacts = (
   args: ClaudeArguments | null,
   folder: string | null,
   environ: ReadonlyMap<string, string> | null,
-  user: Observed<number>
+  userOf: Effect.Effect<Observed<number>>
 ): Effect.Effect<{ readonly project: FileFact; readonly local: ReadonlyArray<FileFact> }> => {
   if (folder === null) {
     const unknown = notRead(null, "the directory the session runs in is unknown")
@@ -133,34 +133,34 @@ const projectFacts = (
   }
   const configRoot = args?.projectConfigRoot ?? null
   const homeFolder = environ?.get("HOME") ?? ""
-  // Sessions in one folder, started alike by one user, read the same files: one answer for them in a pass.
-  return reader.once(`project:${JSON.stringify([folder, configRoot, homeFolder, user])}`, () =>
+  // Sessions in one folder, started alike, read the same files: one answer for them in a pass;
+  // whose the repository's root is, against each session's user, is decided per session.
+  const shared = reader.once(`project:${JSON.stringify([folder, configRoot, homeFolder])}`, () =>
     Effect.gen(function*() {
       const gitRoot = yield* gitRootOf(reader, folder)
-      const facts = {
-        folder,
-        projectConfigRoot: configRoot === null ? null : path.resolve(folder, configRoot),
-        gitRoot,
-        homeFolder,
-        gitRootOwnedByUser: true
-      }
-      let files = projectSettingsFiles(facts)
-      // The root's local file is read last, and only where the root is the session user's.
-      const rootLocal = files.localSettings.length > 1 ? files.localSettings[files.localSettings.length - 1]! : null
-      const owned = rootLocal === null || gitRoot === null ? readObserved(true) : yield* rootOwnedBySession(reader, gitRoot, user)
-      if (owned._tag === "Read" && !owned.value) files = projectSettingsFiles({ ...facts, gitRootOwnedByUser: false })
-      const project = yield* reader.fact(files.projectSettings)
-      const local: Array<FileFact> = []
-      for (const file of files.localSettings) {
-        const fact = yield* reader.fact(file)
-        // Whether it counts is unknown; a file that is not there counts for nothing either way.
-        const unsure = owned._tag === "Unreadable" && file === rootLocal && fact.read._tag !== "Missing"
-        local.push(
-          unsure ? notRead(file, `Claude Code reads it only when ${gitRoot}, its .git and its .claude belong to the session's user, and ${owned.reason}`) : fact
-        )
-      }
-      return { project, local }
+      const facts = { folder, projectConfigRoot: configRoot === null ? null : path.resolve(folder, configRoot), gitRoot, homeFolder }
+      const files = projectSettingsFiles({ ...facts, gitRootOwnedByUser: true })
+      const notOwned = projectSettingsFiles({ ...facts, gitRootOwnedByUser: false }).localSettings
+      // The root's local file, which Claude Code reads (last) only where the root is the session user's.
+      const rootLocal = files.localSettings.find((file) => !notOwned.includes(file)) ?? null
+      return { gitRoot, files, rootLocal, project: yield* reader.fact(files.projectSettings) }
     }))
+  return Effect.gen(function*() {
+    const { files, gitRoot, project, rootLocal } = yield* shared
+    // The session's user is read only here: most sessions run at their repository's root, or in none.
+    const owned = rootLocal === null || gitRoot === null ? readObserved(true) : yield* rootOwnedBySession(reader, gitRoot, yield* userOf)
+    const local: Array<FileFact> = []
+    for (const file of files.localSettings) {
+      if (file === rootLocal && owned._tag === "Read" && !owned.value) continue
+      const fact = yield* reader.fact(file)
+      // Whether it counts is unknown; a file that is not there counts for nothing either way.
+      const unsure = owned._tag === "Unreadable" && file === rootLocal && fact.read._tag !== "Missing"
+      local.push(
+        unsure ? notRead(file, `Claude Code reads it only when ${gitRoot}, its .git and its .claude belong to the session's user, and ${owned.reason}`) : fact
+      )
+    }
+    return { project, local }
+  })
 }
 
 /** The job state's `respawnFlags`: a list of strings, or why it is not one. */
@@ -202,7 +202,24 @@ export const make = Effect.gen(function*() {
     return Effect.map(reader.read(file), (read) => ({ path: file, flags: jobFlagsOf(read) }))
   }
 
-  const policyOf = (shared: FileReader, session: Session, evidence: ProcessEvidence): Effect.Effect<SessionPolicy> =>
+  /**
+   * The session's user, read when it is needed, after the rest of its evidence: it is the session's
+   * only while its process is still the one the registry proved, so that is confirmed after it.
+   */
+  const userOfSession = (session: Session): Effect.Effect<Observed<number>> =>
+    Effect.gen(function*() {
+      const { user } = yield* probe.evidence(session.pid, ["user"])
+      const still = yield* Effect.orElseSucceed(registry.confirm([session]), () => [])
+      if (user === undefined) return unreadable("it was not read")
+      return still.length === 1 ? user : unreadable("the session's process ended or changed while its user was read")
+    })
+
+  const policyOf = (
+    shared: FileReader,
+    session: Session,
+    evidence: ProcessEvidence,
+    userOf: Effect.Effect<Observed<number>> = userOfSession(session)
+  ): Effect.Effect<SessionPolicy> =>
     Effect.gen(function*() {
       // Over several homes, the session's user settings are its own home's.
       const home = session.home === undefined ? callersHome : { ...callersHome, root: session.home }
@@ -214,8 +231,7 @@ export const make = Effect.gen(function*() {
       const args = cmdline === null ? null : claudeArgumentsOf(cmdline)
       const workingDirectory = trusted.claimedSpare ? null : valueOf(evidence.workingDirectory)
       const reader = sessionView(shared, session.pid, evidence.mountNamespace)
-      const user = evidence.user ?? unreadable("it was not read")
-      const { local, project } = yield* projectFacts(reader, args, session.cwd ?? workingDirectory, environ, user)
+      const { local, project } = yield* projectFacts(reader, args, session.cwd ?? workingDirectory, environ, userOf)
       const policy = sessionPolicyOf({
         pid: session.pid,
         sessionId: session.sessionId,
@@ -239,11 +255,12 @@ export const make = Effect.gen(function*() {
   const changed = (reason: string): ProcessEvidence => ({
     arguments: unreadable(reason),
     environment: unreadable(reason),
-    workingDirectory: unreadable(reason),
-    user: unreadable(reason)
+    workingDirectory: unreadable(reason)
   })
 
-  const evidenceOf = (session: Session): Effect.Effect<ProcessEvidence> => probe.evidence(session.pid)
+  /** Everything but the user, which `userOfSession` reads where it matters. */
+  const evidenceOf = (session: Session): Effect.Effect<ProcessEvidence> =>
+    probe.evidence(session.pid, ["arguments", "environment", "workingDirectory", "mountNamespace"])
 
   const list = Effect.gen(function*() {
     const sessions = yield* registry.list
@@ -269,7 +286,8 @@ export const make = Effect.gen(function*() {
       const again = yield* registry.resolve(query, options)
       if (sameSession(again, session)) return { session: again, policy: yield* policyOf(makeFileReader(files), again, evidence) }
       if (attempt >= resolveAttempts) {
-        const policy = yield* policyOf(makeFileReader(files), again, changed("the session's process kept changing while it was read"))
+        const reason = "the session's process kept changing while it was read"
+        const policy = yield* policyOf(makeFileReader(files), again, changed(reason), Effect.succeed(unreadable(reason)))
         return { session: again, policy }
       }
       session = again
