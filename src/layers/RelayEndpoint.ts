@@ -16,7 +16,9 @@ import type * as Scope from "effect/Scope"
 import { randomBytes, timingSafeEqual } from "node:crypto"
 import * as http from "node:http"
 import type { RelayReceipt } from "../services/Relay.js"
-import { RelayScript, type ScriptAnswer, type ScriptReply } from "./RelayScript.js"
+import { RelayScript, type ScriptAnswer, type ScriptReply, type SendProgress } from "./RelayScript.js"
+
+export type { SendProgress }
 
 export interface EndpointFailure {
   readonly cause: "no_send_tool" | "relay_failed" | "endpoint_refused"
@@ -34,12 +36,6 @@ export interface RelayEndpointOptions {
   readonly noticeRoundDelay?: Duration.DurationInput | undefined
 }
 
-export interface SendProgress {
-  readonly issued: boolean
-  readonly answered: boolean
-  readonly result: string | null
-}
-
 export interface RelayEndpoint {
   /** `http://127.0.0.1:<port>`: the relay's `ANTHROPIC_BASE_URL`. */
   readonly url: string
@@ -49,11 +45,7 @@ export interface RelayEndpoint {
   readonly outcome: Effect.Effect<RelayReceipt, EndpointFailure>
   /** How many requests reached the endpoint so far (refused ones included). */
   readonly requests: Effect.Effect<number>
-  /**
-   * How far the send got, whatever the outcome: whether the relay was told to call `SendMessage`,
-   * whether its result reached the endpoint, and that result once Claude Code reported the message
-   * in the receiver's inbox (else null).
-   */
+  /** How far the send got, whatever the outcome (`RelayScript`'s `progress`). */
   readonly send: Effect.Effect<SendProgress>
 }
 
@@ -213,6 +205,6 @@ export const start = (options: RelayEndpointOptions): Effect.Effect<RelayEndpoin
       key,
       outcome: Deferred.await(outcome),
       requests: Effect.sync(() => requests),
-      send: Effect.sync(() => ({ ...script.sendProgress, result: script.sendResult }))
+      send: Effect.sync(() => script.progress)
     }
   })

@@ -21,6 +21,17 @@ export interface ScriptFailure {
   readonly detail: string
 }
 
+/**
+ * How far a send got: whether the relay was told to call `SendMessage` (from then on the message
+ * may be in the inbox), whether its result reached the endpoint since, and that result where it
+ * reports the message in the receiver's inbox (else null).
+ */
+export interface SendProgress {
+  readonly issued: boolean
+  readonly answered: boolean
+  readonly result: string | null
+}
+
 export type ScriptOutcome =
   | { readonly _tag: "Receipt"; readonly receipt: RelayReceipt }
   | { readonly _tag: "Failure"; readonly failure: ScriptFailure }
@@ -101,9 +112,10 @@ const parseOrNull = (text: string): Json => {
 /** Whether `SendMessage`'s result, parsed, reports the message sent: in the receiver's inbox. */
 const reportsSent = (isError: boolean, parsed: Json): parsed is Record<string, Json> => !isError && isRecord(parsed) && parsed.success === true
 
-/** The receipt, or the failure, that `SendMessage`'s result and a notice after it tell. */
+/** The receipt, or the failure, that `SendMessage`'s result (`parsed` from `resultText`) and a notice after it tell. */
 const classify = (
   resultText: string,
+  parsed: Json,
   isError: boolean,
   notices: ReadonlyArray<string>,
   roundsDone: number,
@@ -111,7 +123,6 @@ const classify = (
   address: string
 ): ScriptOutcome | "wait" => {
   const failure = (detail: string): ScriptOutcome => ({ _tag: "Failure", failure: { cause: "relay_failed", detail } })
-  const parsed = parseOrNull(resultText)
   const said = isRecord(parsed) && typeof parsed.message === "string" ? parsed.message : resultText
   // A sent message's result quotes the message, which may say anything: only a result that is not a
   // success is read for a refusal, and a success only by the notice that follows it.
@@ -144,8 +155,8 @@ export class RelayScript {
   private decided: ScriptOutcome | null = null
   private searchId: string | null = null
   private sendId: string | null = null
-  private sent: string | null = null
-  private answered = false
+  /** `SendMessage`'s result once it reached the endpoint, and whether it reports the message sent. */
+  private result: { readonly text: string; readonly sent: boolean } | null = null
   private readonly waitIds = new Set<string>()
 
   constructor(private readonly options: ScriptOptions) {}
@@ -154,20 +165,13 @@ export class RelayScript {
     return this.decided
   }
 
-  /**
-   * `SendMessage`'s result text once Claude Code has reported the message in the receiver's inbox,
-   * whatever the run's outcome; null before that, or when it did not send.
-   */
-  get sendResult(): string | null {
-    return this.sent
-  }
-
-  /**
-   * Whether the relay has been told to call `SendMessage` (from then on the message may be in the
-   * inbox), and whether its result, sent or not, has reached the endpoint since.
-   */
-  get sendProgress(): { readonly issued: boolean; readonly answered: boolean } {
-    return { issued: this.sendId !== null, answered: this.answered }
+  /** How far the send got, whatever the run's outcome. */
+  get progress(): SendProgress {
+    return {
+      issued: this.sendId !== null,
+      answered: this.result !== null,
+      result: this.result?.sent === true ? this.result.text : null
+    }
   }
 
   private nextId(): string {
@@ -239,11 +243,11 @@ export class RelayScript {
     }
     const send = results.get(this.sendId)
     if (send === undefined) return this.fail("relay_failed", "Claude Code went on without the result of SendMessage")
-    this.answered = true
     const resultText = textOf(send.content)
-    if (reportsSent(send.is_error === true, parseOrNull(resultText))) this.sent = resultText
+    const parsed = parseOrNull(resultText)
+    this.result = { text: resultText, sent: reportsSent(send.is_error === true, parsed) }
     const roundsDone = [...this.waitIds].filter((id) => results.has(id)).length
-    const verdict = classify(resultText, send.is_error === true, notices, roundsDone, this.options.noticeRounds, this.options.address)
+    const verdict = classify(resultText, parsed, send.is_error === true, notices, roundsDone, this.options.noticeRounds, this.options.address)
     if (verdict === "wait") return this.toolUse("ToolSearch", { query: "select:SendMessage", max_results: 1 }, true)
     return this.decide(verdict)
   }
