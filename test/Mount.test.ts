@@ -122,6 +122,9 @@ describe("the mounted command", () => {
       const own = newWorld()
       register(own, "api")
       expect(yield* addresses(own, ["--claude-home", own.home.root])).toEqual(["api"])
+      // A link to the host's home is that home.
+      own.tree.symlink(own.home.root, "/srv/link-to-home")
+      expect(yield* addresses(own, ["--claude-home", "/srv/link-to-home"])).toEqual(["api"])
       const other = "/srv/other-claude"
       own.tree.makeDirectory(other, 0o700)
       own.tree.makeDirectory(`${other}/sessions`, 0o700)

@@ -53,7 +53,11 @@ const hostRunner = (invocation: Invocation): Effect.Effect<void, ExitCode | Outp
   if (invocation.claudeHome === undefined && managed === undefined && invocation.claudeHomes === undefined) return handle(invocation)
   return Effect.gen(function*() {
     const home = yield* ClaudeHome.ClaudeHome
-    const ports = Context.make(Files, yield* Files).pipe(
+    const files = yield* Files
+    // By real path, as the standalone command tells the default home: a link to the host's home is that home.
+    const realOf = (dir: string) => Effect.orElseSucceed(files.realPath(dir), () => path.resolve(dir))
+    const sendersHome = home.sendersHome && (invocation.claudeHome === undefined || (yield* realOf(invocation.claudeHome)) === (yield* realOf(home.root)))
+    const ports = Context.make(Files, files).pipe(
       Context.add(ProcessProbe, yield* ProcessProbe),
       Context.add(Relay, yield* Relay),
       Context.add(
@@ -61,7 +65,7 @@ const hostRunner = (invocation: Invocation): Effect.Effect<void, ExitCode | Outp
         ClaudeHome.make(invocation.claudeHome ?? home.root, {
           managedSettingsDirectory: managed ?? home.managedSettingsDirectory,
           // The host's senders run in the host's home, if in any: a name is an address only there.
-          sendersHome: home.sendersHome && (invocation.claudeHome === undefined || path.resolve(invocation.claudeHome) === home.root)
+          sendersHome
         })
       )
     )
