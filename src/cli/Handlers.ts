@@ -102,6 +102,9 @@ export const settingsGet = Effect.fn("settings get")(function*(json: boolean) {
   yield* printData(json, () => view, () => settingsText(view, missing))
 }, reported)
 
+/** Output lost after the command's work was done: the sentence says what was `done`. */
+const sayingDone = (done: string) => Effect.mapError((lost: OutputFailed) => new OutputFailed({ stream: lost.stream, code: lost.code, done }))
+
 /**
  * An update whose result cannot be printed is still made (its output cannot be tried before the
  * update, and a full disk is only found out by writing): the command then exits 7, not 0, and says
@@ -112,14 +115,10 @@ const settingsUpdate = (json: boolean, change: PolicyChange, expectRevision: str
     // An interruption lets the lock and the temporary file go (Settings' finalizers).
     const view = yield* (yield* Settings).update(change, { expectRevision, throughLink })
     yield* printData(json, () => view, () => settingsText(view)).pipe(
-      Effect.mapError((lost) =>
-        new OutputFailed({
-          stream: lost.stream,
-          code: lost.code,
-          done: `the update itself was made: ${view.path} now holds ${
-            view.crossSessionInbound === null ? "no crossSessionInbound" : `crossSessionInbound "${view.crossSessionInbound}"`
-          } (revision ${view.revision})`
-        })
+      sayingDone(
+        `the update itself was made: ${view.path} now holds ${
+          view.crossSessionInbound === null ? "no crossSessionInbound" : `crossSessionInbound "${view.crossSessionInbound}"`
+        } (revision ${view.revision})`
       )
     )
   })
@@ -224,13 +223,7 @@ export const send = Effect.fn("send")(
     // As an update's: a message whose result cannot be printed was still sent, and sending it again
     // because the answer was lost would deliver it twice.
     yield* printData(json, () => Schema.encodeSync(DeliveryResult)(result), () => deliveryText(result)).pipe(
-      Effect.mapError((lost) =>
-        new OutputFailed({
-          stream: lost.stream,
-          code: lost.code,
-          done: `the message itself was relayed: SendMessage reported it ${result.outcome} (pid ${result.session.pid})`
-        })
-      )
+      sayingDone(`the message itself was relayed: SendMessage reported it ${result.outcome} (pid ${result.session.pid})`)
     )
     return result.outcome
   },
