@@ -200,7 +200,8 @@ export interface Files {
 
 export const Files = Context.GenericTag<Files>("claude-peers/Files")
 
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
+/** Whether two byte strings are equal. */
+export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
   return true

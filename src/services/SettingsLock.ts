@@ -23,7 +23,7 @@ import * as path from "node:path"
 import { ChangedDuringWrite } from "../domain/Errors.js"
 import { sameStartTime } from "../domain/Record.js"
 import { entryTypeWords } from "../domain/VerdictWords.js"
-import { type Files, type FileVersion, sameVersion } from "./Files.js"
+import { type Files, type FileVersion, sameBytes, sameVersion } from "./Files.js"
 import type { ProcessProbe } from "./ProcessProbe.js"
 import * as Timing from "./Timing.js"
 
@@ -105,8 +105,6 @@ const monotonicMillis: Effect.Effect<number> = Effect.map(Clock.currentTimeNanos
 
 const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
 const isAlreadyExists = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "AlreadyExists"
-
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((byte, i) => byte === b[i])
 
 export interface LockContext {
   readonly files: Files
