@@ -91,9 +91,11 @@ describe("RelayNode against a stand-in Claude Code", () => {
   it.live("a relay that never calls: timed_out, and it is killed and reaped", () =>
     Effect.gen(function*() {
       const { pid, relay, request } = setUp("never")
-      const result = yield* Effect.either(relay.send({ ...request, timeout: Duration.seconds(3) }))
-      expect(Either.isLeft(result) && result.left.cause).toBe("timed_out")
-      if (Either.isLeft(result)) expect(result.left.relay?.signal).toBe("SIGTERM")
+      const failed = yield* Effect.flip(relay.send({ ...request, timeout: Duration.seconds(3) }))
+      expect(failed.cause).toBe("timed_out")
+      expect(failed.relay?.signal).toBe("SIGTERM")
+      // It never got as far as SendMessage: no result, and nothing said of an inbox.
+      expect([failed.sendResult, failed.detail.includes("inbox")]).toEqual([null, false])
       expect(isRunning(pid())).toBe(false)
     }), 60_000)
 
@@ -117,14 +119,11 @@ describe("RelayNode against a stand-in Claude Code", () => {
   it.live("a relay that exits non-zero: relay_failed with its exit code and last stderr line, terminal-safe", () =>
     Effect.gen(function*() {
       const { relay, request } = setUp("fail")
-      const result = yield* Effect.either(relay.send(request))
-      expect(Either.isLeft(result)).toBe(true)
-      if (Either.isLeft(result)) {
-        expect(result.left.cause).toBe("relay_failed")
-        expect(result.left.relay?.exitCode).toBe(3)
-        expect(result.left.relay?.lastStderrLine).toBe("Error: the stand-in \\u{1b}[31mfailed\\u{1b}[0m on purpose")
-        expect(result.left.relay?.executable).toBe(standIn)
-      }
+      const failed = yield* Effect.flip(relay.send(request))
+      expect(failed.cause).toBe("relay_failed")
+      expect(failed.relay?.exitCode).toBe(3)
+      expect(failed.relay?.lastStderrLine).toBe("Error: the stand-in \\u{1b}[31mfailed\\u{1b}[0m on purpose")
+      expect(failed.relay?.executable).toBe(standIn)
     }), 60_000)
 
   it.live("a foreign request without the key: endpoint_refused, and the relay is stopped", () =>
@@ -138,35 +137,22 @@ describe("RelayNode against a stand-in Claude Code", () => {
   it.live("a relay that exits after SendMessage put the message in the inbox: relay_failed, with SendMessage's result", () =>
     Effect.gen(function*() {
       const { relay, request } = setUp("exit-after-result")
-      const result = yield* Effect.either(relay.send(request))
-      expect(Either.isLeft(result)).toBe(true)
-      if (Either.isLeft(result)) {
-        expect(result.left.cause).toBe("relay_failed")
-        expect(result.left.detail).toBe("the relay exited (code 0) before a hold or refusal could be told")
-        expect(result.left.sendResult).toContain("in that session's inbox")
-        expect(result.left.message).toContain("sending it again would deliver it twice")
-      }
+      const failed = yield* Effect.flip(relay.send(request))
+      expect(failed.cause).toBe("relay_failed")
+      expect(failed.detail).toBe("the relay exited (code 0) before a hold or refusal could be told")
+      expect(failed.sendResult).toContain("in that session's inbox")
+      expect(failed.message).toContain("sending it again would deliver it twice")
     }), 60_000)
 
   it.live("a relay that exits after running SendMessage, before its result reached the endpoint: the message may be there", () =>
     Effect.gen(function*() {
       const { relay, request } = setUp("exit-after-send")
-      const result = yield* Effect.either(relay.send(request))
-      expect(Either.isLeft(result)).toBe(true)
-      if (Either.isLeft(result)) {
-        expect(result.left.cause).toBe("relay_failed")
-        expect(result.left.detail).toBe(
-          "the relay exited (code 0) before SendMessage's result reached the endpoint; the relay had been told to call SendMessage, so the message may be in the session's inbox"
-        )
-        expect(result.left.sendResult).toBe(null)
-      }
-    }), 60_000)
-
-  it.live("a relay that fails before SendMessage: no result, and nothing said of an inbox", () =>
-    Effect.gen(function*() {
-      const { relay, request } = setUp("never")
-      const result = yield* Effect.either(relay.send({ ...request, timeout: Duration.seconds(2) }))
-      expect(Either.isLeft(result) && [result.left.sendResult, result.left.detail.includes("inbox")]).toEqual([null, false])
+      const failed = yield* Effect.flip(relay.send(request))
+      expect(failed.cause).toBe("relay_failed")
+      expect(failed.detail).toBe(
+        "the relay exited (code 0) before SendMessage's result reached the endpoint; the relay had been told to call SendMessage, so the message may be in the session's inbox"
+      )
+      expect(failed.sendResult).toBe(null)
     }), 60_000)
 
   it.live("no binary: relay_not_found naming what was looked for", () =>
