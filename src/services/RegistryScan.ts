@@ -394,8 +394,10 @@ export const makeScan = (
         const context = yield* contextFor(again, known)
         torn.forEach((index, i) => judgeReading(judged, index, candidates[index]!, again[i]!, liveness, context))
       }
-      const { entries } = judged
+      const { entries, parked } = judged
       const owners = ownersOf(known)
+      // Only a caller that shows stale entries (inspect, a refusal's reasons) tells a parked window's state.
+      if (onlyLivePids) parked.length = 0
 
       // Processes are consulted only for records that passed every other check (and parked windows)
       // whose pid the liveness pass found, once per pid, in one call: a platform's probe may start a
