@@ -5,7 +5,7 @@
  * reaped: its pid is gone), and a binary that is not there. No assertion depends on timing.
  */
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Fiber } from "effect"
+import { Deferred, Duration, Effect, Either, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -44,6 +44,7 @@ const setUp = (mode: string, noticeRound = 1) => {
       ...process.env,
       STAND_IN_MODE: mode,
       STAND_IN_PID_FILE: pidFile,
+      STAND_IN_RESULT_FILE: path.join(directory, "handed"),
       STAND_IN_ADDRESS: address,
       STAND_IN_NOTICE_ROUND: String(noticeRound)
     },
@@ -54,7 +55,7 @@ const setUp = (mode: string, noticeRound = 1) => {
   })
   const request: RelayRequest = { address, message: "hello there", claudeHome: path.join(directory, "home"), timeout: Duration.seconds(60) }
   const pid = () => Number(fs.readFileSync(pidFile, "utf8"))
-  return { relay, request, pid, pidFile }
+  return { relay, request, pid, pidFile, handed: path.join(directory, "handed") }
 }
 
 const waitForFile = (file: string) =>
@@ -96,6 +97,32 @@ describe("RelayNode against a stand-in Claude Code", () => {
       expect(failed.relay?.signal).toBe("SIGTERM")
       // It never got as far as SendMessage: no result, and nothing said of an inbox.
       expect([failed.sendResult, failed.detail.includes("inbox")]).toEqual([null, false])
+      expect(isRunning(pid())).toBe(false)
+    }), 60_000)
+
+  it.live("cancelled after SendMessage's result: interrupted, with the result, and the relay is killed and reaped", () =>
+    Effect.gen(function*() {
+      const { handed, pid, relay, request } = setUp("stall-after-result")
+      const cancel = yield* Deferred.make<void>()
+      const fiber = yield* Effect.fork(Effect.flip(relay.send({ ...request, cancel: Deferred.await(cancel) })))
+      yield* waitForFile(handed)
+      yield* Deferred.succeed(cancel, undefined)
+      const failed = yield* Fiber.join(fiber)
+      expect(failed.cause).toBe("interrupted")
+      expect(failed.sendResult).toContain("in that session's inbox")
+      expect(failed.message).toContain("sending it again would deliver it twice")
+      expect(isRunning(pid())).toBe(false)
+    }), 60_000)
+
+  it.live("cancelled before SendMessage was called: interrupted, nothing said of an inbox", () =>
+    Effect.gen(function*() {
+      const { pid, pidFile, relay, request } = setUp("never")
+      const cancel = yield* Deferred.make<void>()
+      const fiber = yield* Effect.fork(Effect.flip(relay.send({ ...request, cancel: Deferred.await(cancel) })))
+      yield* waitForFile(pidFile)
+      yield* Deferred.succeed(cancel, undefined)
+      const failed = yield* Fiber.join(fiber)
+      expect([failed.cause, failed.sendResult, failed.detail.includes("inbox")]).toEqual(["interrupted", null, false])
       expect(isRunning(pid())).toBe(false)
     }), 60_000)
 

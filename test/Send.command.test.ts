@@ -10,6 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Console, Duration, Effect, Exit, Fiber, Layer, Ref, TestClock } from "effect"
 import { command, ExitCode } from "../src/cli.js"
 import { StandardInput } from "../src/cli/Input.js"
+import { DeliveryFailed } from "../src/domain/Errors.js"
 import { maxMessageLength } from "../src/domain/Message.js"
 import { layerMemory, makeMemoryWorld, type MemoryWorld, RelayAnswer } from "../src/testing.js"
 import { recordText, sessionJsonKeys } from "./support/records.js"
@@ -40,10 +41,13 @@ const register = (world: MemoryWorld, name: string, options: { socket?: boolean 
 }
 
 /** Runs `my-tool claude-peers ARGS…` on the world; `stdin` is what standard input holds. */
-const run = (world: MemoryWorld, args: ReadonlyArray<string>, stdin?: Uint8Array) =>
+const run = (
+  world: MemoryWorld,
+  args: ReadonlyArray<string>,
+  stdin?: Uint8Array,
+  { stderr, stdout }: { readonly stdout: Array<string>; readonly stderr: Array<string> } = { stdout: [], stderr: [] }
+) =>
   Effect.gen(function*() {
-    const stdout: Array<string> = []
-    const stderr: Array<string> = []
     const base = yield* Effect.console
     const captured: Console.Console = {
       ...base,
@@ -200,6 +204,39 @@ describe("send", () => {
       const human = yield* run(world, ["send", target.sessionId, "hello"])
       expect(human.code).toBe(11)
       expect(human.stderr.join("\n")).toContain("SendMessage had reported it in the session's inbox, so sending it again would deliver it twice")
+    }))
+
+  it.effect("interrupted (a signal, or the host interrupting it): the send is stopped through cancel, and what became of the message is still told", () =>
+    Effect.gen(function*() {
+      const world = newWorld("accept")
+      const target = register(world, "alpha")
+      const result = JSON.stringify({ success: true, message: "“hello” → uds:/s; in that session's inbox" })
+      // As the Node relay answers a cancel that comes after SendMessage's result.
+      world.relay.answerNext(
+        RelayAnswer.run((request) =>
+          Effect.zipRight(
+            request.cancel ?? Effect.never,
+            Effect.fail(new DeliveryFailed({ cause: "interrupted", detail: "stopped", session: null, relay: null, sendResult: result }))
+          )
+        ),
+        RelayAnswer.noAnswer
+      )
+      const interrupted = (args: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          const sentBefore = (yield* Ref.get(world.relay.sent)).length
+          const out = { stdout: [] as Array<string>, stderr: [] as Array<string> }
+          const fiber = yield* Effect.fork(run(world, args, undefined, out))
+          while ((yield* Ref.get(world.relay.sent)).length === sentBefore) yield* Effect.yieldNow()
+          const exit = yield* Fiber.interrupt(fiber)
+          return { interrupted: Exit.isInterrupted(exit), ...out }
+        })
+      const json = yield* interrupted(["send", target.sessionId, "hello", "--json"])
+      expect(json.interrupted).toBe(true)
+      expect(jsonOf(json.stdout).error).toMatchObject({ reason: "delivery_failed", cause: "interrupted", sendResult: result, session: { pid: target.pid } })
+      const human = yield* interrupted(["send", target.sessionId, "hello"])
+      expect(human.interrupted).toBe(true)
+      expect(human.stderr.join("\n")).toContain("is not known to have been delivered (interrupted)")
+      expect(human.stderr.join("\n")).not.toContain("inbox")
     }))
 
   it.effect("--timeout bounds the relay on the Clock: a relay that never answers is delivery_failed timed_out, exit 11", () =>

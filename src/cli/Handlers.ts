@@ -4,8 +4,12 @@
  * command; it prints through `Console` and reports its failures as the contract says.
  */
 import type { PlatformError } from "@effect/platform/Error"
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -207,6 +211,34 @@ const messageOf = (command: CommandOf<"send">) =>
     )
 
 /**
+ * As an update's: a message whose result cannot be printed was still sent, and sending it again
+ * because the answer was lost would deliver it twice.
+ */
+const printDelivery = (json: boolean, result: DeliveryResult) =>
+  printData(json, () => Schema.encodeSync(DeliveryResult)(result), () => deliveryText(result)).pipe(
+    sayingDone(`the message itself was relayed: SendMessage reported it ${result.outcome} (pid ${result.session.pid})`)
+  )
+
+/**
+ * `send`, stopped through its `cancel` when the command is interrupted (a signal, or its host
+ * interrupting it), so that what became of the message is still told (`tell`) before the
+ * interruption ends the command: a message already in the session's inbox must not look unsent
+ * to a script, which would send it again.
+ */
+const toldWhenInterrupted = <A, E, R, R2>(
+  send: (cancel: Effect.Effect<void>) => Effect.Effect<A, E, R>,
+  tell: (exit: Exit.Exit<A, E>) => Effect.Effect<void, never, R2>
+) =>
+  Effect.gen(function*() {
+    const cancel = yield* Deferred.make<void>()
+    // A daemon, so that the interruption stops it through `cancel` and not by interrupting it.
+    const running = yield* Effect.forkDaemon(send(Deferred.await(cancel)))
+    return yield* Fiber.join(running).pipe(
+      Effect.onInterrupt(() => Deferred.succeed(cancel, undefined).pipe(Effect.zipRight(Fiber.await(running)), Effect.flatMap(tell)))
+    )
+  })
+
+/**
  * A message sent, and its receipt printed whatever it says: `refused` then ends with 9, as a
  * refusal predicted before relaying does, and `held` without `--allow-hold` with 10 (it was held
  * all the same; the policy had not said it would be). A message refused as it is, read from
@@ -215,16 +247,26 @@ const messageOf = (command: CommandOf<"send">) =>
 export const send = Effect.fn("send")(
   function*(json: boolean, command: CommandOf<"send">) {
     const message = yield* messageOf(command)
-    const result = yield* (yield* Delivery).send(command.query, message, {
-      allowHold: command.allowHold,
-      allowSharedName: command.allowSharedName,
-      timeout: command.timeoutMillis
-    })
-    // As an update's: a message whose result cannot be printed was still sent, and sending it again
-    // because the answer was lost would deliver it twice.
-    yield* printData(json, () => Schema.encodeSync(DeliveryResult)(result), () => deliveryText(result)).pipe(
-      sayingDone(`the message itself was relayed: SendMessage reported it ${result.outcome} (pid ${result.session.pid})`)
+    const delivery = yield* Delivery
+    const result = yield* toldWhenInterrupted(
+      (cancel) =>
+        delivery.send(command.query, message, {
+          allowHold: command.allowHold,
+          allowSharedName: command.allowSharedName,
+          timeout: command.timeoutMillis,
+          cancel
+        }),
+      (exit) =>
+        Exit.match(exit, {
+          onSuccess: (result) => printDelivery(json, result),
+          onFailure: (cause) =>
+            Option.match(Cause.failureOption(cause), {
+              onNone: () => Effect.void,
+              onSome: (error) => error._tag === "InvalidMessage" ? Effect.void : reportFailures(json, noFileNote)(Effect.fail(error))
+            })
+        }).pipe(Effect.ignore)
     )
+    yield* printDelivery(json, result)
     return result.outcome
   },
   (effect, json: boolean, command: CommandOf<"send">) =>

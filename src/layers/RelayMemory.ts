@@ -30,7 +30,11 @@ export type RelayAnswer =
   | { readonly _tag: "noAnswer" }
   /** `answer`, once `delay` has passed on Effect's `Clock`. */
   | { readonly _tag: "slow"; readonly delay: Duration.Duration; readonly answer: RelayAnswer }
-  /** Whatever `run` does, for a test that acts during the send (replaces the session at the socket, say). */
+  /**
+   * Whatever `run` does, for a test that acts during the send (replaces the session at the socket,
+   * say). It gets the request, `cancel` included, and answers a cancelled send as it likes; every
+   * other answer loses to a `cancel` that completes first.
+   */
   | { readonly _tag: "run"; readonly run: (request: RelayRequest) => Effect.Effect<RelayReceipt, DeliveryFailed> }
 
 /** The answers, built. */
@@ -111,6 +115,15 @@ const answered = (answer: RelayAnswer, request: RelayRequest): Effect.Effect<Rel
   }
 }
 
+/** A send stopped by its caller's `cancel`, as the Node relay reports one that came before the receipt. */
+const cancelled = (request: RelayRequest): Effect.Effect<never, DeliveryFailed> =>
+  request.cancel === undefined ? Effect.never : Effect.zipRight(
+    request.cancel,
+    Effect.fail(
+      new DeliveryFailed({ cause: "interrupted", detail: "the send was interrupted before its outcome was known", session: null, relay: null })
+    )
+  )
+
 /** The `Relay` over a memory relay. */
 export const make = (relay: MemoryRelay): Relay =>
   Relay.of({
@@ -121,7 +134,7 @@ export const make = (relay: MemoryRelay): Relay =>
         const { address, claudeHome, message, timeout } = request
         const noticeExpected = request.noticeExpected === true
         return Ref.update(relay.sent, (sent) => [...sent, { address, message, claudeHome, timeout, noticeExpected }]).pipe(
-          Effect.zipRight(answered(answer, request)),
+          Effect.zipRight(answer._tag === "run" ? answer.run(request) : Effect.raceFirst(answered(answer, request), cancelled(request))),
           Effect.timeoutFail({
             duration: timeout,
             onTimeout: () =>

@@ -264,7 +264,12 @@ export const make = (options: RelayNodeOptions = {}): Relay => {
                 result === null ? "before SendMessage's result reached the endpoint" : "before a hold or refusal could be told"
               }`
             })))
+        const cancelled = request.cancel === undefined ? Effect.never : Effect.zipRight(
+          request.cancel,
+          Effect.fail<Failure>({ cause: "interrupted", detail: "the send was interrupted before its outcome was known; the relay was stopped" })
+        )
         const receipt = yield* Effect.raceFirst(served.outcome, exitedFirst).pipe(
+          Effect.raceFirst(cancelled),
           Effect.timeoutFail({
             duration: request.timeout,
             onTimeout: (): Failure => ({ cause: "timed_out", detail: `no receipt within ${Duration.format(request.timeout)}; the relay was stopped` })

@@ -38,6 +38,13 @@ export interface SendOptions {
   readonly allowSharedName?: boolean | undefined
   /** How long the relay may take, from its start to the receipt (default `Timing`'s `sendTimeout`). */
   readonly timeout?: Duration.DurationInput | undefined
+  /**
+   * Completes when the send should stop (a signal, a shutdown): the relay is stopped as at the
+   * timeout and the send fails with `DeliveryFailed`, cause `interrupted`, carrying `sendResult` when
+   * Claude Code had already reported the message in the inbox. Interrupting the send's fiber stops
+   * it as well, but leaves nobody to tell what became of the message.
+   */
+  readonly cancel?: Effect.Effect<void> | undefined
 }
 
 export type SendError = ResolveError | InvalidMessage | InboundRefused | WouldBeHeld | DeliveryFailed
@@ -125,7 +132,8 @@ export const make = Effect.gen(function*() {
         message,
         claudeHome: session.home ?? home.root,
         timeout,
-        noticeExpected: predicted.effective !== "accept" || predicted.certainty !== "certain"
+        noticeExpected: predicted.effective !== "accept" || predicted.certainty !== "certain",
+        cancel: options.cancel
       }).pipe(
         Effect.mapError((failed) =>
           new DeliveryFailed({

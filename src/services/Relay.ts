@@ -27,6 +27,13 @@ export interface RelayRequest {
    * tell `delivered` by the absence of a notice waits longer for one before it says so.
    */
   readonly noticeExpected?: boolean | undefined
+  /**
+   * Completes when the caller wants the send stopped (a signal, a shutdown). The relay is then
+   * stopped as at the timeout, and the send fails with `DeliveryFailed`, cause `interrupted`, with
+   * `SendMessage`'s result when Claude Code had already reported the message in the inbox. A
+   * receipt that came first still counts.
+   */
+  readonly cancel?: Effect.Effect<void> | undefined
 }
 
 /** What `SendMessage` reported, in Claude Code's own words. */
