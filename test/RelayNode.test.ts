@@ -35,7 +35,7 @@ const isRunning = (pid: number): boolean => {
   }
 }
 
-const setUp = (mode: string, noticeRound = 1) => {
+const setUp = (mode: string, noticeRound = 1, rounds: { readonly noticeRounds?: number; readonly expectedNoticeRounds?: number } = { noticeRounds: 3, expectedNoticeRounds: 8 }) => {
   const directory = scratch()
   const pidFile = path.join(directory, "pid")
   const relay = make({
@@ -49,8 +49,7 @@ const setUp = (mode: string, noticeRound = 1) => {
       STAND_IN_NOTICE_ROUND: String(noticeRound)
     },
     killGrace: "1 second",
-    noticeRounds: 3,
-    expectedNoticeRounds: 8,
+    ...rounds,
     noticeRoundDelay: "10 millis"
   })
   const request: RelayRequest = { address, message: "hello there", claudeHome: path.join(directory, "home"), timeout: Duration.seconds(60) }
@@ -87,6 +86,16 @@ describe("RelayNode against a stand-in Claude Code", () => {
       expect((yield* late.relay.send(late.request)).outcome).toBe("delivered")
       const expected = setUp("hold", 5)
       expect((yield* expected.relay.send({ ...expected.request, noticeExpected: true })).outcome).toBe("held")
+    }), 60_000)
+
+  it.live("where a notice is expected the rounds are never fewer than noticeRounds, and by default three times as many", () =>
+    Effect.gen(function*() {
+      const tripled = setUp("hold", 15, { noticeRounds: 6 })
+      expect((yield* tripled.relay.send({ ...tripled.request, noticeExpected: true })).outcome).toBe("held")
+      const atLeast = setUp("hold", 9, { noticeRounds: 10, expectedNoticeRounds: 5 })
+      expect((yield* atLeast.relay.send({ ...atLeast.request, noticeExpected: true })).outcome).toBe("held")
+      const unexpected = setUp("hold", 9, { noticeRounds: 6 })
+      expect((yield* unexpected.relay.send(unexpected.request)).outcome).toBe("delivered")
     }), 60_000)
 
   it.live("a relay that never calls: timed_out, and it is killed and reaped", () =>

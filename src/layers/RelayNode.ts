@@ -34,7 +34,7 @@ export interface RelayNodeOptions {
   readonly exitGrace?: Duration.DurationInput | undefined
   /** `ToolSearch` rounds after the send that wait for a hold or refusal notice (default 4). */
   readonly noticeRounds?: number | undefined
-  /** The same where the request expects a notice (`noticeExpected`; default 12). */
+  /** The same where the request expects a notice (`noticeExpected`; default three times `noticeRounds`, never fewer). */
   readonly expectedNoticeRounds?: number | undefined
   /** How long each of those rounds is held back (default 250 ms). */
   readonly noticeRoundDelay?: Duration.DurationInput | undefined
@@ -217,6 +217,8 @@ export const make = (options: RelayNodeOptions = {}): Relay => {
   const killGrace = Duration.decode(options.killGrace ?? Duration.seconds(3))
   const exitGrace = Duration.decode(options.exitGrace ?? Duration.seconds(2))
 
+  const rounds = options.noticeRounds ?? 4
+
   const send = (request: RelayRequest): Effect.Effect<RelayReceipt, DeliveryFailed> =>
     Effect.scoped(Effect.gen(function*() {
       let executable = options.claudeBinary ?? "claude"
@@ -242,7 +244,7 @@ export const make = (options: RelayNodeOptions = {}): Relay => {
           // Claude Code 2.1.332's captured hold and refusal notices reached the relay only in the
           // second round after SendMessage's result: a receiver slower to judge the message would
           // read as delivered, so a notice the prediction expects gets more rounds.
-          noticeRounds: request.noticeExpected === true ? options.expectedNoticeRounds ?? 12 : options.noticeRounds,
+          noticeRounds: request.noticeExpected === true ? Math.max(rounds, options.expectedNoticeRounds ?? 3 * rounds) : rounds,
           noticeRoundDelay: options.noticeRoundDelay
         })
         endpoint = served
@@ -257,11 +259,11 @@ export const make = (options: RelayNodeOptions = {}): Relay => {
         child = yield* startChild(executable, cwd, env, killGrace)
         const started = child
         const exitedFirst = Effect.flatMap(Deferred.await(started.exited), (exit) =>
-          Effect.flatMap(progress, ({ result }): Effect.Effect<never, Failure> =>
+          Effect.flatMap(progress, ({ answered }): Effect.Effect<never, Failure> =>
             Effect.fail({
               cause: "relay_failed",
               detail: `the relay exited (${exit.signal ?? `code ${exit.code}`}) ${
-                result === null ? "before SendMessage's result reached the endpoint" : "before a hold or refusal could be told"
+                answered ? "before a hold or refusal could be told" : "before SendMessage's result reached the endpoint"
               }`
             })))
         const cancelled = request.cancel === undefined ? Effect.never : Effect.zipRight(
