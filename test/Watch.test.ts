@@ -443,6 +443,25 @@ describe("watch", () => {
         expect(events[0]).toMatchObject({ session: { status: "busy", address: `uds:/tmp/cc-socks/${b.pid}.sock` } })
       }))
 
+    it.scoped("a held session whose name another session takes meanwhile is addressed by its socket at once", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const [a, b] = [world.processes.spawn(), world.processes.spawn()]
+        writeLive(world, a, { name: "x" })
+        const watch = yield* startWatch(world)
+        writeLive(world, a, { name: "x", status: "busy" })
+        world.files.tearNextReads(`${world.sessions}/${a.pid}.json`, 40, 2)
+        writeLive(world, b, { name: "x" })
+        // Before the interval's whole read: a is held, b appears, and a's name is no longer its alone.
+        const events = yield* watch.advance(window + tornRetry + window)
+        expect(events.map(summary)).toEqual([`changed ${a.pid}`, `appeared ${b.pid}`])
+        expect(events[0]).toMatchObject({
+          session: { status: "idle", address: `uds:/tmp/cc-socks/${a.pid}.sock` },
+          previous: { address: "x" }
+        })
+        expect(events[1]).toMatchObject({ session: { address: `uds:/tmp/cc-socks/${b.pid}.sock` } })
+      }))
+
     it.scoped("the same on a whole read: a session held there still shares its name", () =>
       Effect.gen(function*() {
         const world = makeMemoryWorld()

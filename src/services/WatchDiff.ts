@@ -99,7 +99,9 @@ export const diffRegistry = (
     : readdress(read, kept.flatMap((file) => (after.get(file)!.doubted ? [] : [after.get(file)!.session])), held, addressScope)
   for (const [i, session] of sessions.entries()) {
     if (i >= read.length) {
-      // A kept session whose address the read changed: only its address differs.
+      // A kept or held session whose address the read changed (a session that appeared shares its
+      // name, or the one that shared it is gone): only its address differs, and a held session
+      // stays held.
       const tracked = after.get(session.file)!
       if (!sameSession(session, tracked.session)) {
         after.set(session.file, { ...tracked, session })
@@ -119,16 +121,13 @@ export const diffRegistry = (
   return [after, events]
 }
 
-/**
- * The sessions just read, then the kept ones, each with its address over all of them and the held
- * ones (which keep the session they had, so are not returned).
- */
+/** The sessions just read, then the kept ones, then the held ones, each with its address over all of them. */
 const readdress = (
   read: ReadonlyArray<Session>,
   kept: ReadonlyArray<Session>,
   held: ReadonlyArray<Session>,
   scope: AddressScope
-): ReadonlyArray<Session> => withAddresses([...read, ...kept, ...held], scope).slice(0, read.length + kept.length)
+): ReadonlyArray<Session> => withAddresses([...read, ...kept, ...held], scope)
 
 /** Whether the probe's answers leave every tracked session as the last read found it. */
 export const unchangedSince = (tracking: Tracking, processes: ReadonlyMap<number, ProcessState>): boolean =>
