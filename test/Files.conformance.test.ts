@@ -118,6 +118,20 @@ describe("Files (memory) fault injection and permissions", () => {
       expect(memory.readText(settings)).toBe("{\"ours\":1}")
     }))
 
+  it.effect("current is a read: it leaves the hooks queued by onBeforeReplace to the replaces", () =>
+    Effect.gen(function*() {
+      const { files, memory } = setup()
+      const lock = "/home/u/.claude/.settings.json.claude-peers.lock"
+      memory.writeFile(lock, "x".repeat(5000))
+      const seen: Array<string> = []
+      memory.onBeforeReplace((target) => void seen.push(target))
+      expect(yield* files.current(lock, 4096)).toMatchObject({ present: true, bytes: null })
+      expect(seen).toEqual([])
+      memory.writeFile("/home/u/.claude/new.tmp", "{}")
+      yield* files.replaceIfUnchanged("/home/u/.claude/new.tmp", settings, null, KiB)
+      expect(seen).toEqual([settings])
+    }))
+
   it.effect("onAfterRead runs right after a read returned, so the read saw the old bytes", () =>
     Effect.gen(function*() {
       const { files, memory } = setup()

@@ -259,6 +259,8 @@ export const make = (tree: MemoryTree): Files => {
           : { _tag: "None" }
       }),
     renameIfCurrent,
+    // A read: the hooks queued by `onBeforeReplace` are for replaces.
+    current: (target, maxBytes) => run(() => currentOf(target, maxBytes)),
     syncDirectory,
     removeFile,
     watch

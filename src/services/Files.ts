@@ -242,6 +242,8 @@ export interface FilesPrimitives extends Omit<Files, "replaceIfUnchanged" | "cur
   readonly statIfExists?: Files["statIfExists"] | undefined
   /** As `Files.lstatIfExists`, derived from `lstat` alike. */
   readonly lstatIfExists?: Files["lstatIfExists"] | undefined
+  /** As `Files.current`; without it, `renameIfCurrent` is asked and renames nothing. */
+  readonly current?: Files["current"] | undefined
   /**
    * Finds `target` as it is now and, only when `rename` says so of it, renames `source` over it,
    * with no other I/O and no yielding between the two (so no fiber of this process can run in the
@@ -266,7 +268,7 @@ export const absentIfNotFound = <A>(effect: Effect.Effect<A, PlatformError>): Ef
  * The port from a layer's primitives. The compare-and-rename's decision is made here, once for every
  * layer: expected bytes must be found exactly, and an expected absence (null) must find nothing at all.
  */
-export const make = ({ lstatIfExists, renameIfCurrent, statIfExists, ...primitives }: FilesPrimitives): Files => {
+export const make = ({ current, lstatIfExists, renameIfCurrent, statIfExists, ...primitives }: FilesPrimitives): Files => {
   const replaceIf = (source: string, target: string, maxBytes: number, rename: (current: CurrentTarget) => boolean) =>
     Effect.map(
       renameIfCurrent(source, target, maxBytes, rename),
@@ -284,7 +286,7 @@ export const make = ({ lstatIfExists, renameIfCurrent, statIfExists, ...primitiv
         (current) => expected === null ? !current.present : current.bytes !== null && sameBytes(current.bytes, expected)
       ),
     // A rename that is never made: `source` is not touched.
-    current: (target, maxBytes) => Effect.map(renameIfCurrent(target, target, maxBytes, () => false), ({ current }) => current),
+    current: current ?? ((target, maxBytes) => Effect.map(renameIfCurrent(target, target, maxBytes, () => false), (found) => found.current)),
     replaceIfSameVersion: (source, target, expected, maxBytes) =>
       replaceIf(source, target, maxBytes, (current) => current.version !== null && sameVersion(current.version, expected))
   }
