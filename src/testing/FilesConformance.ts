@@ -36,6 +36,11 @@ export class FilesFixture extends Context.Tag("claude-peers/testing/FilesFixture
   readonly chmod: (path: string, mode: number) => void
   readonly chown: (path: string, owner: Owner) => void
   readonly remove: (path: string) => void
+  /**
+   * Sets a file's modification time, as `touch -d` does; where a fixture has none, the cases that
+   * need a time that differs whatever the clock's granularity leave that step out.
+   */
+  readonly setModifiedTime?: ((path: string, ms: number) => void) | undefined
   /** The owner of what the program creates, as itself. */
   readonly self: Owner
   /** Whether the program may give an entry away (root). */
@@ -54,7 +59,8 @@ export const fixtureOfTree = (tree: MemoryTree, root: string, user: MemoryUser):
   mkfifo: (path) => tree.makeSpecial(path, "FIFO"),
   mkdir: (path) => tree.makeDirectory(path),
   chmod: (path, mode) => tree.chmod(path, mode),
-  remove: (path) => tree.remove(path)
+  remove: (path) => tree.remove(path),
+  setModifiedTime: (path, ms) => tree.setModifiedTime(path, ms)
 })
 
 /** The shipped memory port over a fresh tree (with `/work` and `/dev/zero`), and its fixture. */
@@ -92,7 +98,8 @@ export const layerFixtureNode: Layer.Layer<FilesFixture> = Layer.scoped(
     mkfifo: (path) => void execFileSync("mkfifo", [path]),
     mkdir: (path) => void NFS.mkdirSync(path, { recursive: true }),
     chmod: (path, mode) => NFS.chmodSync(path, mode),
-    remove: (path) => NFS.rmSync(path, { recursive: true })
+    remove: (path) => NFS.rmSync(path, { recursive: true }),
+    setModifiedTime: (path, ms) => NFS.utimesSync(path, new Date(ms), new Date(ms))
   })))
 )
 
@@ -453,10 +460,16 @@ export const filesConformance = <E>(name: string, layer: Layer.Layer<Files | Fil
           fx.writeFile(target, large)
           const seen = yield* files.current(target, KiB)
           expect(seen).toMatchObject({ present: true, bytes: null, version: { size: 8 * KiB, head: large.subarray(0, KiB + 1) } })
-          // Rewritten in place with other first bytes, then with one byte more.
+          // Rewritten in place with other first bytes, then with one byte more, then with the same
+          // size and first bytes and other bytes past them (only its times tell this one: one set
+          // far back, so that a clock's coarse tick cannot give the rewrite the time it had).
           const changes = [
             () => fx.writeFile(target, new Uint8Array(8 * KiB).fill(0x79)),
-            () => fx.writeFile(target, new Uint8Array(8 * KiB + 1).fill(0x79))
+            () => fx.writeFile(target, new Uint8Array(8 * KiB + 1).fill(0x79)),
+            ...(fx.setModifiedTime === undefined ? [] : [() => {
+              fx.writeFile(target, new Uint8Array(8 * KiB + 1).fill(0x79).fill(0x7a, 4 * KiB))
+              fx.setModifiedTime!(target, Date.UTC(2001, 0, 1))
+            }])
           ]
           for (const change of changes) {
             const before = yield* versionOf(KiB)
