@@ -175,6 +175,8 @@ describe("Delivery.send over the memory world", () => {
           const failed = Either.isLeft(result) && result.left._tag === "DeliveryFailed" ? result.left : undefined
           expect(failed?.cause).toBe("target_changed")
           expect(failed?.receipt?.outcome).toBe(s.answer)
+          // The message was relayed all the same: the sentence must not read as nothing sent.
+          expect(failed?.message.includes(`SendMessage had reported it ${s.answer} at the session's socket`)).toBe(s.answer !== "refused")
           return
         }
         expect(Either.isRight(result)).toBe(true)

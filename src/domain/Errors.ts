@@ -305,7 +305,8 @@ export class DeliveryFailed extends Schema.TaggedError<DeliveryFailed>("claude-p
   relay: Schema.NullOr(RelayRun),
   /**
    * The receipt, when the relay returned one and the send still failed (`target_changed`): kept as
-   * evidence of what Claude Code reported, never taken for a delivery.
+   * evidence of what Claude Code reported, never taken for a delivery. The message was relayed then
+   * (`sendResult` stays null: the receipt is that evidence), and the sentence says so.
    */
   receipt: Schema.optionalWith(Schema.NullOr(Receipt), { default: () => null }),
   /** The receiver's policy as predicted before relaying, when the send got that far. */
@@ -319,7 +320,11 @@ export class DeliveryFailed extends Schema.TaggedError<DeliveryFailed>("claude-p
 }) {
   override get message(): string {
     const to = this.session === null ? "" : ` to pid ${this.session.pid} (${quote(this.session.name)})`
-    const sent = this.sendResult === null ? "" : "; SendMessage had reported it in the session's inbox, so sending it again would deliver it twice"
+    const sent = this.sendResult !== null
+      ? "; SendMessage had reported it in the session's inbox, so sending it again would deliver it twice"
+      : this.receipt !== null && this.receipt.outcome !== "refused"
+      ? `; SendMessage had reported it ${this.receipt.outcome} at the session's socket, so it is in the inbox of whichever session was there`
+      : ""
     return `the message${to} is not known to have been delivered (${this.cause}): ${this.detail}${sent}`
   }
 }
