@@ -209,8 +209,10 @@ export const make = Effect.gen(function*() {
   const userOfSession = (session: Session): Effect.Effect<Observed<number>> =>
     Effect.gen(function*() {
       const { user } = yield* probe.evidence(session.pid, ["user"])
-      const still = yield* Effect.orElseSucceed(registry.confirm([session]), () => [])
       if (user === undefined) return unreadable("it was not read")
+      // A user that could not be read (macOS reads none) needs no confirming.
+      if (valueOf(user) === null) return user
+      const still = yield* Effect.orElseSucceed(registry.confirm([session]), () => [])
       return still.length === 1 ? user : unreadable("the session's process ended or changed while its user was read")
     })
 
