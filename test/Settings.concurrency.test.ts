@@ -116,7 +116,7 @@ describe("settings: concurrent writers (memory)", () => {
       expect(ours(home)).toEqual([])
     }))
 
-  it.effect("the order of an update: lstat before any open, the lock, the temporary file, the compare-and-rename, the directory fsync, then the lock goes", () =>
+  it.effect("the order of an update: lstat before any open, the lock, the temporary file, the compare-and-rename, the directory fsync, then the lock, read again, goes", () =>
     Effect.gen(function*() {
       const home = makeMemoryHome()
       home.write("settings.json", start)
@@ -138,6 +138,8 @@ describe("settings: concurrent writers (memory)", () => {
         `replaceIfUnchanged ${temp} ${home.settingsFile} Replaced`,
         `syncDirectory ${home.home}`,
         `removeFile ${temp}`,
+        // The lock goes only while it is still ours.
+        `readBounded ${home.lockFile}`,
         `removeFile ${home.lockFile}`
       ])
     }))
@@ -276,6 +278,17 @@ describe("settings: concurrent writers (memory)", () => {
       yield* TestClock.adjust("40 millis")
       expect((yield* Fiber.join(fiber)).crossSessionInbound).toBe("hold")
       expect(home.list()).toEqual(["settings.json"])
+    }))
+
+  it.effect("a lock of ours that another writer broke meanwhile (another pid domain's 10 s wait) is left to it", () =>
+    Effect.gen(function*() {
+      const home = makeMemoryHome()
+      home.write("settings.json", start)
+      const theirs = `4242 777 linux:elsewhere:pid:[4026532000]\n`
+      home.files.onBeforeReplace(() => home.write(".settings.json.claude-peers.lock", theirs))
+      expect((yield* inHome(home, update(setPolicy("hold")))).crossSessionInbound).toBe("hold")
+      expect(home.files.readText(home.lockFile)).toBe(theirs)
+      expect(home.list()).toEqual([".settings.json.claude-peers.lock", "settings.json"])
     }))
 
   it.effect("a live holder whose start time cannot be read is still a live holder", () =>

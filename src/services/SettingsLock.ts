@@ -149,6 +149,16 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
   })
 
   /**
+   * Lets go of the lock, if it is still ours: a writer that could not check us (another pid domain)
+   * may have broken it while we held it, and its lock is not ours to remove.
+   */
+  const release = (own: Uint8Array) =>
+    files.readBounded(lockFile, { maxBytes: maxLockBytes, followLinks: false }).pipe(
+      Effect.flatMap((read) => read._tag === "Read" && sameBytes(read.bytes, own) ? files.removeFile(lockFile) : Effect.void),
+      Effect.ignore
+    )
+
+  /**
    * One attempt at the lock. The release is registered in the same uninterruptible step as the
    * create, so an interruption can never leave a lock of ours behind; a lock that could not be
    * removed names this process, which is dead by the time anybody looks, and is broken then.
@@ -159,7 +169,7 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
         Effect.as<LockState>({ _tag: "Acquired" }),
         Effect.catchIf(isAlreadyExists, () => readLock)
       ),
-      (state) => (state._tag === "Acquired" ? Effect.ignore(files.removeFile(lockFile)) : Effect.void)
+      (state) => (state._tag === "Acquired" ? release(own) : Effect.void)
     )
 
   /**
@@ -179,7 +189,7 @@ export const makeLock = ({ files, nonce, probe, settingsFile, timings }: LockCon
           Effect.map((outcome) => (outcome._tag === "Replaced" ? "Acquired" as const : "Lost" as const)),
           Effect.ensuring(Effect.ignore(files.removeFile(temp)))
         ),
-        (outcome) => (outcome === "Acquired" ? Effect.ignore(files.removeFile(lockFile)) : Effect.void)
+        (outcome) => (outcome === "Acquired" ? release(own) : Effect.void)
       )
     })
 
