@@ -34,13 +34,15 @@ const tornRetry = Duration.toMillis(defaults.tornReadRetry)
 interface WatchOptions {
   readonly intervalMillis?: number
   readonly onNotificationsRefused?: Watch.WatchOptions["onNotificationsRefused"]
+  readonly onFirstRead?: Watch.WatchOptions["onFirstRead"]
 }
 
 const watchSessions = (options: WatchOptions = {}) =>
   Stream.unwrap(Effect.map(Watch.Watch, (watch) =>
     watch.sessions({
       ...(options.intervalMillis === undefined ? {} : { interval: options.intervalMillis }),
-      onNotificationsRefused: options.onNotificationsRefused
+      onNotificationsRefused: options.onNotificationsRefused,
+      onFirstRead: options.onFirstRead
     })))
 
 /** A record that is live in this world while `proc` runs. */
@@ -567,6 +569,21 @@ describe("watch", () => {
         expect(yield* watch.summaries(window)).toEqual([`changed ${b.pid}`])
         world.remove(`${b.pid}.json`)
         expect(yield* watch.summaries(window)).toEqual([`gone ${b.pid} removed`])
+      }))
+
+    it.scoped("removed between the first read and the directory watch: its sessions are gone at once, not at the full read", () =>
+      Effect.gen(function*() {
+        const world = makeMemoryWorld()
+        const proc = world.processes.spawn()
+        writeLive(world, proc)
+        const events = yield* Queue.unbounded<SessionEvent>()
+        yield* watchSessions({ onFirstRead: () => Effect.sync(() => world.files.remove(world.sessions)) }).pipe(
+          Stream.runForEach((event) => Queue.offer(events, event)),
+          Effect.provide(layerOf(world, {})),
+          Effect.forkScoped
+        )
+        yield* TestClock.adjust(2 * window)
+        expect(Chunk.toArray(yield* Queue.takeAll(events)).map(summary)).toEqual([`appeared ${proc.pid}`, `gone ${proc.pid} removed`])
       }))
 
     it.scoped("removed and re-created at once, between two notifications: the sessions read again are still live", () =>

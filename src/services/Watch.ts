@@ -47,6 +47,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import type { SessionEvent } from "../domain/SessionEvent.js"
@@ -230,14 +231,21 @@ export const make = Effect.gen(function*() {
     // file written between that read and it. The Node port sets its watch up synchronously when the
     // stream starts (never behind the thread pool), which this window leaves time for.
     const begun = Stream.fromEffect(Effect.as(Timing.sleep(timings.watchWindow, "the registry directory's watch to be in place"), "all" as const))
-    const watchedOnce = Stream.unwrap(
-      Effect.as(files.stat(directory), Stream.merge(begun, notifications))
-    ).pipe(
-      Stream.concat(Stream.succeed<Change>("all")),
-      Stream.catchAll((error) => (isNotFound(error) ? Stream.empty : Stream.fail(error)))
-    )
+    // Found absent where it was there before (removed before its watch began, say): everything is
+    // read once, since the sessions read before are gone with it; while it stays absent, nothing.
+    const watchedOnce = (absent: Ref.Ref<boolean>) =>
+      Stream.unwrap(
+        Effect.as(Effect.zipLeft(files.stat(directory), Ref.set(absent, false)), Stream.merge(begun, notifications))
+      ).pipe(
+        Stream.concat(Stream.succeed<Change>("all")),
+        Stream.catchAll((error) =>
+          isNotFound(error)
+            ? Stream.unwrap(Effect.map(Ref.getAndSet(absent, true), (was): Stream.Stream<Change> => (was ? Stream.empty : Stream.succeed("all"))))
+            : Stream.fail(error)
+        )
+      )
     const lookAgain = Timing.sleep(Duration.min(interval, timings.directoryPoll), `the registry directory ${directory} to appear again`)
-    return Stream.forever(Stream.concat(watchedOnce, Stream.execute(lookAgain)))
+    return Stream.unwrap(Effect.map(Ref.make(false), (absent) => Stream.forever(Stream.concat(watchedOnce(absent), Stream.execute(lookAgain)))))
   }
 
   /** Only records' names can change a verdict: a token file (`<pid>.<hash>.key`) or a temporary file cannot. */
