@@ -35,7 +35,11 @@ const isRunning = (pid: number): boolean => {
   }
 }
 
-const setUp = (mode: string, noticeRound = 1, rounds: { readonly noticeRounds?: number; readonly expectedNoticeRounds?: number } = { noticeRounds: 3, expectedNoticeRounds: 8 }) => {
+const setUp = (
+  mode: string,
+  noticeRound = 1,
+  rounds: { readonly noticeRounds?: number; readonly expectedNoticeRounds?: number } = { noticeRounds: 3, expectedNoticeRounds: 8 }
+) => {
   const directory = scratch()
   const pidFile = path.join(directory, "pid")
   const relay = make({
