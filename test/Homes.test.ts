@@ -266,6 +266,33 @@ describe("several Claude homes (memory world)", () => {
     expect(outcome).toMatchObject({ _tag: "Reached", state: "busy", session: { pid, home: "/homes/b" } })
   })
 
+  it("watch over several homes follows a named link that is re-pointed: the old target's sessions go, the new one's appear", async () => {
+    const world = makeMemoryWorld()
+    const inA = startSession(world, "/homes/a")
+    const inX = startSession(world, "/targets/x")
+    const inY = startSession(world, "/targets/y")
+    world.tree.symlink("/targets/x", "/links/work")
+    const events = await Effect.runPromise(
+      Effect.gen(function*() {
+        const watch = yield* Watch
+        return yield* watch.sessions({ interval: 50 }).pipe(
+          Stream.tap((event) =>
+            Effect.sync(() => {
+              if (event._tag !== "appeared" || event.session.pid !== inX) return
+              world.tree.remove("/links/work")
+              world.tree.symlink("/targets/y", "/links/work")
+            })
+          ),
+          Stream.take(4),
+          Stream.runCollect
+        )
+      }).pipe(Effect.provide(layerMemory(world, { claudeHome: "/homes/a", claudeHomes: ["/links/work"] })), Effect.timeout("60 seconds"))
+    )
+    const seen = Chunk.toReadonlyArray(events).map((e) => [e._tag, e.session.pid, e.session.home, e._tag === "gone" ? e.verdict : null])
+    expect(seen.slice(0, 2).sort()).toEqual([["appeared", inA, "/homes/a", null], ["appeared", inX, "/targets/x", null]].sort())
+    expect(seen.slice(2).sort()).toEqual([["appeared", inY, "/targets/y", null], ["gone", inX, "/targets/x", "removed"]].sort())
+  })
+
   it("watch over --all-homes picks up a home that appears later, each event labelled with its home", async () => {
     const world = makeMemoryWorld()
     const first = startSession(world, world.home.root)

@@ -22,8 +22,9 @@ import { type ProcessEvidence, ProcessProbe } from "./ProcessProbe.js"
 
 export interface ClaudeHomes {
   /**
-   * The homes to read now, each once by real path, in the order they were named or found. With
-   * `all`, asked again each time: a Claude Code process started under a new home since is found.
+   * The homes to read now, each once by real path, in the order they were named or found. Asked
+   * again each time: a link re-pointed since is followed, and with `all` a Claude Code process
+   * started under a new home since is found.
    */
   readonly homes: Effect.Effect<ReadonlyArray<ClaudeHome.ClaudeHome>>
   /**
@@ -32,6 +33,12 @@ export interface ClaudeHomes {
    * not the count found, so that the shape of an answer never depends on what runs.
    */
   readonly several: boolean
+  /**
+   * Whether `homes` include every live Claude Code process's (`all`). A watch keeps such a home
+   * until it ends, even once no process names it; without `all`, a home that `homes` no longer
+   * answers (a named link re-pointed elsewhere) stops being watched, its sessions gone.
+   */
+  readonly all?: boolean | undefined
   /**
    * With `all`, `homes` found step by step, for a reader that checks the sessions of each home as it
    * reads it: `first` is the homes named and the standard ones; each `next(accounted)` is the home of
@@ -191,8 +198,8 @@ export const make = (selection: HomesSelection, options: HomesOptions): Effect.E
       const real = yield* distinct(roots)
       return real.map((root) => ClaudeHome.make(root, options))
     }).pipe(Effect.provide(context), Effect.withSpan("ClaudeHomes.homes"))
-    // Named homes do not change while the program runs: their real paths are found once.
-    const homes = selection.all ? found : yield* Effect.cached(found)
+    // Found again each time, named homes too: a link among them may be re-pointed while a watch runs.
+    const homes = found
     const stepwise = Effect.gen(function*() {
       const first = yield* distinct([...selection.roots, ...options.standard])
       const answered = new Set(first)
@@ -217,6 +224,7 @@ export const make = (selection: HomesSelection, options: HomesOptions): Effect.E
     return ClaudeHomes.of({
       homes,
       several: selection.all || selection.roots.length > 1,
+      all: selection.all,
       ...(selection.all ? { stepwise } : {})
     })
   })

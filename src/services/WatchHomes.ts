@@ -2,17 +2,20 @@
  * `watch` over several Claude homes: one `Watch` per home (each exactly the single-home watch, over
  * its own registry), their streams merged, every event's sessions labelled with their `home`. With
  * `ClaudeHomes.homes` asked again every interval, a home that appears later (a Claude Code process
- * started under a new `CLAUDE_CONFIG_DIR`) is watched from then on: its sessions appear within the
- * interval. A home once watched is watched until the stream ends, so none of its sessions is lost
- * when the process that revealed it exits.
+ * started under a new `CLAUDE_CONFIG_DIR`, a named link re-pointed to another home) is watched from
+ * then on: its sessions appear within the interval. With `all`, a home once watched is watched
+ * until the stream ends, so none of its sessions is lost when the process that revealed it exits;
+ * without it, a home no longer named (its link re-pointed) is watched no more, and its sessions are
+ * gone (`removed`), as a single home's are when its link is re-pointed.
  */
 import type { PlatformError } from "@effect/platform/Error"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import type { Session } from "../domain/Session.js"
-import type { SessionEvent } from "../domain/SessionEvent.js"
+import { gone, type SessionEvent } from "../domain/SessionEvent.js"
 import type { RegistryEntry } from "../domain/Verdict.js"
 import * as ClaudeHome from "./ClaudeHome.js"
 import { ClaudeHomes } from "./ClaudeHomes.js"
@@ -72,23 +75,56 @@ export const make = Effect.gen(function*() {
       )
     ).pipe(Stream.map(labelled(home.root, homes.several)))
 
+  /**
+   * A home's watch until `left` completes (the home is no longer one of the homes), then a `gone`
+   * (`removed`) for each session it last reported live: they are no longer in any home watched.
+   */
+  const watchUntilLeft = (home: ClaudeHome.ClaudeHome, left: Deferred.Deferred<void>, options: Watch.WatchOptions) =>
+    Stream.suspend(() => {
+      const live = new Map<string, Session>()
+      return watchOf(home, options).pipe(
+        Stream.tap((event) =>
+          Effect.sync(() => void (event._tag === "gone" ? live.delete(event.session.file) : live.set(event.session.file, event.session)))
+        ),
+        Stream.interruptWhen(Deferred.await(left)),
+        Stream.concat(Stream.suspend(() => Stream.fromIterable([...live.values()].sort((a, b) => a.pid - b.pid).map((session) => gone(session, "removed")))))
+      )
+    })
+
   const sessions = (options: Watch.WatchOptions = {}): Stream.Stream<SessionEvent, PlatformError> => {
     const interval = options.interval === undefined ? timings.watchInterval : Duration.decode(options.interval)
-    const seen = new Set<string>()
-    const newHomes = Effect.map(homes.homes, (all) =>
-      all.filter((home) => {
-        if (seen.has(home.root)) return false
-        seen.add(home.root)
-        return true
-      }))
+    /** The homes watched, by root, each with what ends its watch. */
+    const watched = new Map<string, Deferred.Deferred<void>>()
+    const newHomes = Effect.gen(function*() {
+      const now = yield* homes.homes
+      // Without `all`, a home no longer answered (a named link re-pointed elsewhere) is watched no more.
+      if (homes.all !== true) {
+        const roots = new Set(now.map((home) => home.root))
+        for (const [root, left] of watched) {
+          if (roots.has(root)) continue
+          watched.delete(root)
+          yield* Deferred.succeed(left, undefined)
+        }
+      }
+      const fresh: Array<readonly [ClaudeHome.ClaudeHome, Deferred.Deferred<void>]> = []
+      for (const home of now) {
+        if (watched.has(home.root)) continue
+        const left = yield* Deferred.make<void>()
+        watched.set(home.root, left)
+        fresh.push([home, left])
+      }
+      return fresh
+    })
     const later = Stream.repeatEffect(Effect.zipRight(Timing.sleep(interval, "the next look for Claude homes"), newHomes))
     return Stream.unwrap(Effect.gen(function*() {
       const initial = yield* newHomes
       if (initial.length === 0 && options.onFirstRead !== undefined) yield* options.onFirstRead([])
-      const onFirstRead = firstReadOf(initial, options.onFirstRead)
+      const onFirstRead = firstReadOf(initial.map(([home]) => home), options.onFirstRead)
       const found = Stream.concat(Stream.succeed(initial), later).pipe(Stream.flattenIterables)
       return found.pipe(
-        Stream.flatMap((home) => watchOf(home, { ...options, onFirstRead: onFirstRead.get(home.root) }), { concurrency: "unbounded" })
+        Stream.flatMap(([home, left]) => watchUntilLeft(home, left, { ...options, onFirstRead: onFirstRead.get(home.root) }), {
+          concurrency: "unbounded"
+        })
       )
     })).pipe(Stream.withSpan("WatchHomes.sessions"))
   }
