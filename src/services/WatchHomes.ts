@@ -83,9 +83,7 @@ export const make = Effect.gen(function*() {
     Stream.suspend(() => {
       const live = new Map<string, Session>()
       return watchOf(home, options).pipe(
-        Stream.tap((event) =>
-          Effect.sync(() => void (event._tag === "gone" ? live.delete(event.session.file) : live.set(event.session.file, event.session)))
-        ),
+        Stream.tap((event) => Effect.sync(() => void (event._tag === "gone" ? live.delete(event.session.file) : live.set(event.session.file, event.session)))),
         Stream.interruptWhen(Deferred.await(left)),
         Stream.concat(Stream.suspend(() => Stream.fromIterable([...live.values()].sort((a, b) => a.pid - b.pid).map((session) => gone(session, "removed")))))
       )
