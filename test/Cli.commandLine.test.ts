@@ -179,6 +179,21 @@ describe("options may follow the command they belong to", { timeout: 60_000 }, (
     }
   })
 
+  it("a typed word quoted by a usage error is terminal-safe (a line feed cannot start a line of its own) and cut short", () => {
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [["list", "--x\nclaude-peers: FAKE"], "claude-peers: '--x\\u{a}claude-peers: FAKE' is not an option of claude-peers list\n"],
+      [["bo\ngus"], "claude-peers: unknown command 'bo\\u{a}gus' for claude-peers: use one of list, inspect, resolve, settings, watch, wait, policy, send\n"],
+      [["resolve", "--", "-\nx"], "claude-peers: '-\\u{a}x' is not an argument of claude-peers resolve: none starts with -\n"],
+      [["settings", "set", "a\u001b[31mb"], "claude-peers: settings set takes accept, hold or refuse, not 'a\\u{1b}[31mb'\n"],
+      [["list", `--${"x".repeat(100_000)}`], `claude-peers: '--${"x".repeat(198)}…' is not an option of claude-peers list\n`]
+    ]
+    for (const [args, said] of cases) {
+      const run = runCli(["--claude-home", home, ...args])
+      expect(run.status, args.join(" ").slice(0, 40)).toBe(2)
+      expect(run.stderr, args.join(" ").slice(0, 40)).toBe(said)
+    }
+  })
+
   it("settings set with --claude-home after it writes that home's file", () => {
     const other = path.join(tmp, "set-home")
     fs.mkdirSync(other)

@@ -20,6 +20,7 @@
  * - After `--`, every word is an argument; no argument starts with `-`, except `-` itself (standard input).
  */
 import { type CommandSpec, commandTree, type OptionSpec } from "./CompletionTree.js"
+import { quotedWord } from "./Text.js"
 
 export interface GivenOption {
   readonly name: string
@@ -113,7 +114,7 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
     }
     // @effect/cli would blame the program, whichever command it was, and not say which word it was.
     if (subcommands !== undefined && !argumentSeen) {
-      found(`unknown command '${word}' for ${[tree.name, ...path].join(" ")}: use one of ${subcommands.map((command) => command.name).join(", ")}`)
+      found(`unknown command ${quotedWord(word)} for ${[tree.name, ...path].join(" ")}: use one of ${subcommands.map((command) => command.name).join(", ")}`)
     }
     argumentSeen = true
     words.push(word)
@@ -137,7 +138,7 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
   }
   const reached = [tree.name, ...path].join(" ")
   const { subcommands } = chain.at(-1)!
-  for (const word of unknown) found(`'${word}' is not an option of ${reached}`)
+  for (const word of unknown) found(`${quotedWord(word)} is not an option of ${reached}`)
   for (const { depth, option } of early) {
     const owner = ownerOf(chain, option.name, depth)
     if (owner >= 0) options[owner]!.push(option)
@@ -153,7 +154,7 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
   // No argument of any command starts with `-`; and @effect/cli takes `-h` or `--version` for its
   // own wherever it stands, `--` or not, so such an argument could not reach the command anyway.
   const dashed = afterDashes?.find((word) => word.startsWith("-") && word !== "-")
-  if (dashed !== undefined) found(`'${dashed}' is not an argument of ${reached}: none starts with -`)
+  if (dashed !== undefined) found(`${quotedWord(dashed)} is not an argument of ${reached}: none starts with -`)
   for (const [depth, given] of options.entries()) {
     const twice = given.find((option, at) =>
       declared(chain[depth]!, option.name)?.repeatable !== true && given.findIndex((other) => other.name === option.name) !== at

@@ -15,6 +15,7 @@ import type { InboundPolicy } from "../domain/Settings.js"
 import type { Status } from "../domain/Status.js"
 import type { Command, Invocation } from "./Invocation.js"
 import { maxIntervalMillis, parseInterval, parseRevision } from "./Invocation.js"
+import { quotedWord } from "./Text.js"
 
 /** A value parsed, or the sentence of the usage error it is. */
 export type Parsed<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }
@@ -103,7 +104,9 @@ const revision: ValueSpec = {
   // A mistyped revision is a usage error (exit 2), not another writer's change (exit 5).
   parse: (rev) => {
     const parsed = parseRevision(rev)
-    return parsed === undefined ? refused(`--expect-revision must be a revision from \`settings get\`: 64 hexadecimal digits, not '${rev}'`) : ok(parsed)
+    return parsed === undefined
+      ? refused(`--expect-revision must be a revision from \`settings get\`: 64 hexadecimal digits, not ${quotedWord(rev)}`)
+      : ok(parsed)
   }
 }
 
@@ -113,7 +116,9 @@ const interval: ValueSpec = {
   // A zero or negative interval would re-read the registry in a busy loop.
   parse: (ms) => {
     const parsed = parseInterval(ms)
-    return parsed === undefined ? refused(`--interval must be a positive number of milliseconds, at most ${maxIntervalMillis}, not '${ms}'`) : ok(parsed)
+    return parsed === undefined
+      ? refused(`--interval must be a positive number of milliseconds, at most ${maxIntervalMillis}, not ${quotedWord(ms)}`)
+      : ok(parsed)
   }
 }
 
@@ -123,13 +128,15 @@ const waitStates = [...statuses, "gone"] as const
 const statusValue: ValueSpec = {
   placeholder: "STATE",
   completion: statuses,
-  parse: (word) => ((statuses as ReadonlyArray<string>).includes(word) ? ok(word) : refused(`--status takes idle, busy or waiting, not '${word}'`))
+  parse: (word) => ((statuses as ReadonlyArray<string>).includes(word) ? ok(word) : refused(`--status takes idle, busy or waiting, not ${quotedWord(word)}`))
 }
 
 const waitStateValue: ValueSpec = {
   placeholder: "STATE",
   completion: waitStates,
-  parse: (word) => ((waitStates as ReadonlyArray<string>).includes(word) ? ok(word) : refused(`--until takes idle, busy, waiting or gone, not '${word}'`))
+  parse: (
+    word
+  ) => ((waitStates as ReadonlyArray<string>).includes(word) ? ok(word) : refused(`--until takes idle, busy, waiting or gone, not ${quotedWord(word)}`))
 }
 
 const timeoutValue: ValueSpec = {
@@ -138,7 +145,9 @@ const timeoutValue: ValueSpec = {
   // A zero timeout would end a wait, or stop a relay, before it began.
   parse: (ms) => {
     const parsed = parseInterval(ms)
-    return parsed === undefined ? refused(`--timeout must be a positive number of milliseconds, at most ${maxIntervalMillis}, not '${ms}'`) : ok(parsed)
+    return parsed === undefined
+      ? refused(`--timeout must be a positive number of milliseconds, at most ${maxIntervalMillis}, not ${quotedWord(ms)}`)
+      : ok(parsed)
   }
 }
 
@@ -148,7 +157,7 @@ const policyValue: ValueSpec = {
   placeholder: "VALUE",
   completion: inboundPolicyNames,
   // A value outside the three is a usage error (exit 2), decided before anything runs.
-  parse: (word) => (isPolicy(word) ? ok(word) : refused(`settings set takes accept, hold or refuse, not '${word}'`))
+  parse: (word) => (isPolicy(word) ? ok(word) : refused(`settings set takes accept, hold or refuse, not ${quotedWord(word)}`))
 }
 
 const senderModes = ["bypass", "prompting"] as const
@@ -156,7 +165,8 @@ const senderModes = ["bypass", "prompting"] as const
 const senderModeValue: ValueSpec = {
   placeholder: "MODE",
   completion: senderModes,
-  parse: (word) => (senderModes as ReadonlyArray<string>).includes(word) ? ok(word) : refused(`--sender-mode takes bypass or prompting, not '${word}'`)
+  parse: (word) =>
+    (senderModes as ReadonlyArray<string>).includes(word) ? ok(word) : refused(`--sender-mode takes bypass or prompting, not ${quotedWord(word)}`)
 }
 
 const json: OptionSpec = { name: "--json", description: "print JSON on stdout instead of a table" }

@@ -7,6 +7,20 @@ const unsafe = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-
 
 export const terminalSafe = (text: string): string => text.replace(unsafe, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`)
 
+/** The longest part of a typed word that a usage error quotes. */
+const quotedLength = 200
+
+/**
+ * A word of the command line as a message quotes it: whatever was typed, so made terminal-safe
+ * (a line feed in it must not start a line of its own), and cut short past `quotedLength`
+ * characters, so that a huge argument does not come back whole.
+ */
+export const quotedWord = (word: string): string => {
+  const characters = [...word.slice(0, 2 * quotedLength)]
+  const cut = characters.length > quotedLength || word.length > 2 * quotedLength
+  return `'${terminalSafe(cut ? `${characters.slice(0, quotedLength).join("")}…` : word)}'`
+}
+
 /** What `JSON.stringify` leaves raw among the characters above: it escapes C0 itself, but not DEL, C1 or the overrides. */
 const unsafeInJson = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
 
