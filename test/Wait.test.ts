@@ -65,6 +65,20 @@ describe("Wait.waitFor", () => {
       expect(exit).toEqual(Exit.succeed(expect.objectContaining({ _tag: "Reached", state: "idle", session: expect.objectContaining({ socketPath: null }) })))
     }))
 
+  it.scoped("a session whose name another live session shares is waited for by its id: nothing is sent to it by name", () =>
+    Effect.gen(function*() {
+      const world = makeWatchWorld()
+      const [proc, other] = [world.processes.spawn(), world.processes.spawn()]
+      writeLive(world, proc, { name: "(backgrounded)", status: "busy" })
+      writeLive(world, other, { name: "(backgrounded)", status: "busy" })
+      const sessionId = `00000000-0000-4000-8000-${String(proc.pid).padStart(12, "0")}`
+      const fiber = yield* startWait(world, { sessionId }, ["idle"])
+      writeLive(world, other, { name: "(backgrounded)", status: "idle" })
+      writeLive(world, proc, { name: "(backgrounded)", status: "idle" })
+      const exit = yield* settle(fiber)
+      expect(exit).toEqual(Exit.succeed(expect.objectContaining({ _tag: "Reached", state: "idle", session: expect.objectContaining({ pid: proc.pid }) })))
+    }))
+
   it.scoped("each state is reached when the session's record says it", () =>
     Effect.gen(function*() {
       for (const [from, to] of [["idle", "busy"], ["busy", "idle"], ["busy", "waiting"], ["waiting", "idle"]] as const) {

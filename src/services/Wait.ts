@@ -93,8 +93,9 @@ export const make = Effect.gen(function*() {
     if (until.length === 0) return yield* Effect.die(new RangeError("Wait.waitFor: until must name at least one state"))
     const wanted = new Set<WaitState>(until)
     const states = [...wanted]
-    // A session nothing can deliver to (no socket: `--restricted`) still has states to wait for.
-    const start = yield* registry.resolve(query, { allowUnaddressable: true }).pipe(
+    // A session nothing can deliver to (no socket: `--restricted`) still has states to wait for; and
+    // one whose name another session shares is still that one process by its id: nothing is sent.
+    const start = yield* registry.resolve(query, { allowUnaddressable: true, allowSharedName: true }).pipe(
       // Not with `allowUnaddressable`: a defect if it ever were.
       Effect.catchTag("NotAddressable", Effect.die),
       Effect.map((session) => ({ _tag: "Live" as const, session })),
