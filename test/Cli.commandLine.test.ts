@@ -283,6 +283,15 @@ describe("a Claude home that does not exist", { timeout: 60_000 }, () => {
     expect(resolveJson.stdout).not.toContain("does not exist")
   })
 
+  it("over several named homes, the first that does not exist is said as such", () => {
+    const there = path.join(tmp, "there")
+    fs.mkdirSync(path.join(there, "sessions"), { recursive: true })
+    const list = runCli(["--claude-home", there, "--claude-home", nope, "--claude-home", `${nope}-too`, "list"])
+    expect(list.status).toBe(0)
+    expect(list.stdout).toBe(`no live sessions (${nope} does not exist)\n`)
+    expect(runCli(["--claude-home", there, "--claude-home", nope, "list", "--json"])).toEqual({ status: 0, stdout: "[]\n", stderr: "" })
+  })
+
   it("settings get says so in human output, beside the settings file it names; JSON is unchanged", () => {
     const get = runCli(["--claude-home", nope, "settings", "get"])
     expect(get.status).toBe(0)

@@ -112,7 +112,8 @@ export interface Registry {
   readonly resolve: (query: ResolveQuery, options?: ResolveOptions) => Effect.Effect<Session, ResolveError>
   /**
    * Which directory of the registry does not exist, if one does not: how to tell a Claude home
-   * that does not exist from one without sessions when `list` or `inspect` is empty. Asked
+   * that does not exist from one without sessions when `list` or `inspect` is empty (over several
+   * named homes, the first such; none with `all`, whose homes were found, not typed). Asked
    * separately (a stat or two), so that the usual answer costs nothing more; a directory that
    * cannot be looked at (permissions) is not taken for absent.
    */
@@ -362,7 +363,10 @@ export const makeHomes = Effect.gen(function*() {
     )
   }
   const transcripts = (entry: RegistryEntry) => entryWithTranscript(files, homeOf(entry))(entry)
-  const missingDirectory = Effect.flatMap(homes.homes, (all) => (all.length === 1 ? missingIn(files, all[0]!) : Effect.succeedNone))
+  // Over named homes, the first one that is missing, as a mistyped one would be; homes `all` found
+  // were not typed, and the standard ones need not exist.
+  const missingDirectory = homes.all === true ? Effect.succeedNone : Effect.flatMap(homes.homes, (all) =>
+    Effect.reduce(all, Option.none<MissingDirectory>(), (found, home) => (Option.isSome(found) ? Effect.succeed(found) : missingIn(files, home))))
   return answers(scan, rescan, transcripts, missingDirectory, probe, proven)
 })
 
