@@ -365,8 +365,12 @@ export const makeHomes = Effect.gen(function*() {
   const transcripts = (entry: RegistryEntry) => entryWithTranscript(files, homeOf(entry))(entry)
   // Over named homes, the first one that is missing, as a mistyped one would be; homes `all` found
   // were not typed, and the standard ones need not exist.
-  const missingDirectory = homes.all === true ? Effect.succeedNone : Effect.flatMap(homes.homes, (all) =>
-    Effect.reduce(all, Option.none<MissingDirectory>(), (found, home) => (Option.isSome(found) ? Effect.succeed(found) : missingIn(files, home))))
+  const missingDirectory = homes.all === true ?
+    Effect.succeedNone :
+    Effect.flatMap(
+      homes.homes,
+      (all) => Effect.reduce(all, Option.none<MissingDirectory>(), (found, home) => (Option.isSome(found) ? Effect.succeed(found) : missingIn(files, home)))
+    )
   return answers(scan, rescan, transcripts, missingDirectory, probe, proven)
 })
 
