@@ -275,6 +275,8 @@ describe("send", () => {
         [["send", target.sessionId, "-"], new Uint8Array()],
         [["send", target.sessionId, "-"], new Uint8Array([0x73, 0x65, 0x63, 0x72, 0x65, 0x74, 0xff, 0xfe])],
         [["send", target.sessionId, "-"], new TextEncoder().encode(long)],
+        // What a command line makes of `secret\xff\xfe`: the bytes that are not UTF-8 arrive as U+FFFD.
+        [["send", target.sessionId, Buffer.from([0x73, 0x65, 0x63, 0x72, 0x65, 0x74, 0xff, 0xfe]).toString("utf8")], undefined],
         [["send", target.sessionId], undefined],
         [["send", "--name", "alpha", target.sessionId, "hello"], undefined]
       ]
@@ -288,6 +290,19 @@ describe("send", () => {
           if (json) expect(jsonOf(stdout).error.reason, what).toBe("usage")
         }
       }
+    }))
+
+  it.effect("a message holding U+FFFD goes through standard input, where its bytes are known to be UTF-8", () =>
+    Effect.gen(function*() {
+      const world = newWorld("accept")
+      const target = register(world, "alpha")
+      world.relay.answerOthers(RelayAnswer.delivered())
+      const typed = yield* run(world, ["send", target.sessionId, "a \uFFFD b"])
+      expect(typed.code).toBe(2)
+      expect(typed.stderr.join("\n")).toContain("give one that holds U+FFFD on standard input")
+      const piped = yield* run(world, ["send", target.sessionId, "-"], new TextEncoder().encode("a \uFFFD b"))
+      expect(piped.code).toBe(0)
+      expect(piped.sent.map((m) => m.message)).toEqual(["a \uFFFD b"])
     }))
 
   it.effect("help names send's options and arguments, from the table", () =>

@@ -432,6 +432,11 @@ export const commandTable: CommandSpec = {
         // The sentence says what is wrong with the message, never the message itself.
         const problem = word === "-" ? undefined : messageProblem(word)
         if (problem !== undefined) return messageProblemSentence(problem, word.length)
+        // Node reads a command line's bytes that are not UTF-8 as U+FFFD: sending that would send
+        // another text than the one typed, so the character is refused where it cannot be told apart.
+        if (word.includes("\uFFFD")) {
+          return "the message holds U+FFFD, which is what a command line makes of bytes that are not UTF-8, and a message that is not valid UTF-8 is not sent: give one that holds U+FFFD on standard input (send ID -)"
+        }
         const ms = given.value("--timeout")
         return {
           _tag: "send",
