@@ -194,6 +194,25 @@ describe("options may follow the command they belong to", { timeout: 60_000 }, (
     }
   })
 
+  it("--version and --completions are answered wherever they stand, and only on a line without mistakes", () => {
+    for (const args of [["--claude-home", home, "--version"], ["--all-homes", "--version"], ["--claude-home", home, "list", "--version"]]) {
+      expect(runCli(args), args.join(" ")).toEqual({ status: 0, stdout: "0.1.0\n", stderr: "" })
+    }
+    expect(runCli(["--claude-home", home, "--completions", "zsh"]).stdout).toContain("#compdef claude-peers")
+    const refused: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [
+        ["--completions", "bash", "bogus"],
+        "claude-peers: unknown command 'bogus' for claude-peers: use one of list, inspect, resolve, settings, watch, wait, policy, send\n"
+      ],
+      [["--completions", "bash", "--completions", "zsh"], "claude-peers: --completions is given twice\n"],
+      [["--completions", "ba\u001b[31msh"], "claude-peers: --completions takes bash, fish, sh, zsh, not 'ba\\u{1b}[31msh'\n"]
+    ]
+    for (const [args, said] of refused) {
+      const run = runCli(args)
+      expect([run.status, run.stdout, run.stderr], args.join(" ")).toEqual([2, "", said])
+    }
+  })
+
   it("settings set with --claude-home after it writes that home's file", () => {
     const other = path.join(tmp, "set-home")
     fs.mkdirSync(other)

@@ -9,9 +9,12 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { arrangedArgv, type Reading } from "./Argv.js"
 import { printCompletionScript, requestedCompletionShell } from "./Completions.js"
+import { completionShells } from "./CompletionTree.js"
+import { printLine } from "./Output.js"
 import { usageMessage, withParserConsole } from "./ParserOutput.js"
 import { UsageError } from "./Report.js"
 import { commandTree, Runner } from "./Root.js"
+import { quotedWord } from "./Text.js"
 
 /** The version `--version` prints. */
 export const version = "0.1.0"
@@ -31,9 +34,17 @@ const parse = (words: ReadonlyArray<string>) =>
  * this to report (with `--json`, as JSON too: `reading.json`).
  */
 export const runArguments = (reading: Reading) => {
-  const shell = requestedCompletionShell(reading)
-  if (shell !== undefined) return printCompletionScript(shell)
   if (reading.help) return parse([...reading.path, "--help"])
   if (reading.problem !== undefined) return Effect.fail(new UsageError({ message: reading.problem }))
+  // Built-ins answered here, wherever they stand: `@effect/cli` takes them only before the options
+  // the walk places ahead of them (`--claude-home DIR --version` read as a bad subcommand).
+  const completions = reading.options[0]!.find((option) => option.name === "--completions")
+  if (completions !== undefined) {
+    const shell = requestedCompletionShell(reading)
+    return shell !== undefined
+      ? printCompletionScript(shell)
+      : Effect.fail(new UsageError({ message: `--completions takes ${completionShells.join(", ")}, not ${quotedWord(completions.value ?? "")}` }))
+  }
+  if (reading.options.some((given) => given.some((option) => option.name === "--version"))) return printLine(version)
   return parse(arrangedArgv(reading))
 }
