@@ -170,7 +170,11 @@ describe("options may follow the command they belong to", { timeout: 60_000 }, (
       [["--name", "alpha", "list"], "claude-peers: --name is not an option of claude-peers list\n"],
       [["settings", "--", "get"], "claude-peers: claude-peers settings takes a command (get, set, reset) before --\n"],
       // After --, a word is an argument, and no argument starts with -: not help.
-      [["resolve", "--", "-h"], "claude-peers: '-h' is not an argument of claude-peers resolve: none starts with -\n"]
+      [["resolve", "--", "-h"], "claude-peers: '-h' is not an argument of claude-peers resolve: none starts with -\n"],
+      // A word past the arguments a command takes names the command too.
+      [["list", "foo"], "claude-peers: claude-peers list takes no argument, not 'foo'\n"],
+      [["resolve", "a", "b"], "claude-peers: 'b' is one argument too many for claude-peers resolve, which takes SESSION_ID\n"],
+      [["send", "a", "hi", "--", "extra"], "claude-peers: 'extra' is one argument too many for claude-peers send, which takes SESSION_ID then MESSAGE\n"]
     ]
     for (const [args, said] of cases) {
       const run = runCli(args)

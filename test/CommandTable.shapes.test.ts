@@ -90,8 +90,10 @@ describe("two arguments", () => {
     expect(await parsed(["send", "id", "-"])).toEqual({ command: { _tag: "demo", until: [], last: undefined, name: undefined, args: ["id", "-"] } })
   })
 
-  it("refuse a third word", async () => {
-    expect(await parsed(["send", "id", "hello", "extra"])).toHaveProperty("failed")
+  it("refuse a third word, naming it and the command", async () => {
+    expect(await parsed(["send", "id", "hello", "extra"])).toEqual({
+      problem: "'extra' is one argument too many for demo send, which takes SESSION_ID then MESSAGE"
+    })
   })
 })
 

@@ -155,6 +155,18 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
   // own wherever it stands, `--` or not, so such an argument could not reach the command anyway.
   const dashed = afterDashes?.find((word) => word.startsWith("-") && word !== "-")
   if (dashed !== undefined) found(`${quotedWord(dashed)} is not an argument of ${reached}: none starts with -`)
+  // A word past the arguments the command takes: @effect/cli would name the word, not the command.
+  if (subcommands === undefined) {
+    const takes = chain.at(-1)!.argumentNames
+    const extra = [...words, ...(afterDashes ?? [])][takes.length]
+    if (extra !== undefined) {
+      found(
+        takes.length === 0
+          ? `${reached} takes no argument, not ${quotedWord(extra)}`
+          : `${quotedWord(extra)} is one argument too many for ${reached}, which takes ${takes.join(" then ")}`
+      )
+    }
+  }
   for (const [depth, given] of options.entries()) {
     const twice = given.find((option, at) =>
       declared(chain[depth]!, option.name)?.repeatable !== true && given.findIndex((other) => other.name === option.name) !== at
@@ -187,7 +199,7 @@ const arranged = (option: GivenOption): ReadonlyArray<string> =>
 const joinedRepeats = (command: CommandSpec | undefined, given: ReadonlyArray<GivenOption>): ReadonlyArray<GivenOption> => {
   const joined: Array<GivenOption> = []
   for (const option of given) {
-    if (declared(command ?? { name: "", options: [] }, option.name)?.repeatable !== true || option.value === undefined) {
+    if (declared(command ?? { name: "", options: [], argumentNames: [] }, option.name)?.repeatable !== true || option.value === undefined) {
       joined.push(option)
       continue
     }

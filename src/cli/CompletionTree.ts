@@ -24,6 +24,8 @@ export interface CommandSpec {
   readonly options: ReadonlyArray<OptionSpec>
   /** The values a command's first argument can take, when they are a fixed few. */
   readonly argumentValues?: ReadonlyArray<string>
+  /** The names of the arguments it takes, in order (none for a command with subcommands). */
+  readonly argumentNames: ReadonlyArray<string>
   readonly subcommands?: ReadonlyArray<CommandSpec>
 }
 
@@ -43,6 +45,7 @@ export const treeOf = (command: TableCommand): CommandSpec => {
       help
     ],
     ...(Array.isArray(values) ? { argumentValues: values } : {}),
+    argumentNames: (command.arguments ?? []).map((argument) => argument.name),
     ...(command.subcommands === undefined ? {} : { subcommands: command.subcommands.map(treeOf) })
   }
 }
