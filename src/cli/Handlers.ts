@@ -229,14 +229,18 @@ const toldWhenInterrupted = <A, E, R, R2>(
   send: (cancel: Effect.Effect<void>) => Effect.Effect<A, E, R>,
   tell: (exit: Exit.Exit<A, E>) => Effect.Effect<void, never, R2>
 ) =>
-  Effect.gen(function*() {
-    const cancel = yield* Deferred.make<void>()
-    // A daemon, so that the interruption stops it through `cancel` and not by interrupting it.
-    const running = yield* Effect.forkDaemon(send(Deferred.await(cancel)))
-    return yield* Fiber.join(running).pipe(
-      Effect.onInterrupt(() => Deferred.succeed(cancel, undefined).pipe(Effect.zipRight(Fiber.await(running)), Effect.flatMap(tell)))
-    )
-  })
+  // Uninterruptible until the wait is in place, so that no interruption can leave the send running
+  // untold; the send itself, and the wait for it, stay interruptible.
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const cancel = yield* Deferred.make<void>()
+      // A daemon, so that the interruption stops it through `cancel` and not by interrupting it.
+      const running = yield* Effect.forkDaemon(restore(send(Deferred.await(cancel))))
+      return yield* restore(Fiber.join(running)).pipe(
+        Effect.onInterrupt(() => Deferred.succeed(cancel, undefined).pipe(Effect.zipRight(Fiber.await(running)), Effect.flatMap(tell)))
+      )
+    })
+  )
 
 /**
  * A message sent, and its receipt printed whatever it says: `refused` then ends with 9, as a
