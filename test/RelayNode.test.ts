@@ -11,6 +11,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { findClaudeBinary, make, relayWorkingDirectory } from "../src/layers/RelayNode.js"
 import type { RelayRequest } from "../src/services/Relay.js"
+import { isRunning } from "./support/worlds.js"
 
 const standIn = path.join(import.meta.dirname, "fixtures", "relay-stand-in", "claude.mjs")
 const address = "uds:/tmp/cc-socks/4242.sock"
@@ -25,15 +26,6 @@ const scratch = () => {
 afterEach(() => {
   for (const directory of scratches.splice(0)) fs.rmSync(directory, { recursive: true, force: true })
 })
-
-const isRunning = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 const setUp = (
   mode: string,

@@ -11,19 +11,10 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { startCli, waitUntil } from "./support/cli.js"
 import { recordText } from "./support/records.js"
-import { killAndReap, linuxPidDomain, startSleeper, startTimeOf } from "./support/worlds.js"
+import { isRunning, killAndReap, linuxPidDomain, startSleeper, startTimeOf } from "./support/worlds.js"
 
 const standIn = path.join(import.meta.dirname, "fixtures", "relay-stand-in", "claude.mjs")
 const limit = 20_000
-
-const isRunning = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 describe.runIf(process.platform === "linux")("claude-peers send, interrupted", { timeout: 60_000 }, () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-send-signal-"))

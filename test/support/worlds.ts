@@ -158,6 +158,16 @@ export const startTimeOf = (pid: number): string => {
 
 export const linuxPidDomain = (): string => `linux:${fs.readFileSync("/etc/machine-id", "utf8").trim()}:${fs.readlinkSync("/proc/self/ns/pid")}`
 
+/** Whether `pid` names a process (a zombie included): `kill(pid, 0)` succeeds. */
+export const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** Starts a real process that does nothing until it is killed. */
 export const startSleeper = (): ChildProcess & { readonly pid: number } => {
   const child = spawn("sleep", ["3600"], { stdio: "ignore" })
