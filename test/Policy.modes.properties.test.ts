@@ -174,6 +174,38 @@ describe("the receiver's launch mode, as Claude Code 2.1.332 picks it", () => {
     })
   })
 
+  it("plan mode is bypass in an interactive session where bypass is available (--allow-dangerously-skip-permissions), as Claude Code counts it", () => {
+    const allow = "--allow-dangerously-skip-permissions"
+    expect(launched([allow, "--permission-mode", "plan"])).toMatchObject({ class: "bypass", mode: "plan", certainty: "certain" })
+    expect(launched([allow], [fileOf("userSettings", "plan")])).toMatchObject({ class: "bypass", mode: "plan", certainty: "certain" })
+    // Launched in bypass, the session may go into plan and stays of the bypass class; here it is launched in bypass.
+    expect(launched(["--dangerously-skip-permissions"])).toMatchObject({ class: "bypass", mode: "bypassPermissions" })
+    // Not available: no allowance, a print session, --restricted, or bypass disabled by settings.
+    expect(launched(["--permission-mode", "plan"])).toMatchObject({ class: "prompting", mode: "plan", certainty: "certain" })
+    expect(launched([allow, "--permission-mode", "plan", "-p", "hi"])).toMatchObject({ class: "prompting", certainty: "certain" })
+    expect(launched([allow, "--permission-mode", "plan", "--restricted"])).toMatchObject({ class: "prompting", certainty: "certain" })
+    const disabled: ModeFile = {
+      source: "userSettings",
+      path: null,
+      settings: { _tag: "Known", defaultMode: undefined, disableBypass: true, skipBypassPrompt: false }
+    }
+    expect(launched([allow, "--permission-mode", "plan"], [disabled])).toMatchObject({ class: "prompting", certainty: "certain" })
+    // Allowed, in a mode other than plan: the allowance alone changes nothing.
+    expect(launched([allow, "--permission-mode", "acceptEdits"])).toMatchObject({ class: "prompting", certainty: "certain" })
+    // CLAUDE_CODE_RESTRICTED makes bypass unavailable too; an environment not read leaves it open.
+    const withEnviron = (environ: ModeFacts["environ"]) =>
+      receiverModeOf({
+        cmdline: read(["claude", allow, "--permission-mode", "plan"]),
+        environ,
+        folderSourcesEnabled: new Set(["userSettings", "projectSettings", "localSettings"]),
+        files: [],
+        background: false,
+        bypassAccepted: true
+      })
+    expect(withEnviron(read(new Map([["CLAUDE_CODE_RESTRICTED", "1"]])))).toMatchObject({ class: "prompting", certainty: "certain" })
+    expect(withEnviron(unreadable("EACCES"))).toMatchObject({ class: "bypass", certainty: "partial" })
+  })
+
   it("with a proactivity level and no mode on the command line, lets the level pick: never bypass, its name unknown", () => {
     expect(launched(["--proactivity", "proactive"], [fileOf("userSettings", "plan")])).toMatchObject({ class: "prompting", mode: null })
     expect(launched(["--proactivity", "proactive", "--permission-mode", "plan"])).toMatchObject({ class: "prompting", mode: "plan" })

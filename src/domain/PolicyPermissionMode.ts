@@ -98,10 +98,16 @@ interface Scenario {
   readonly files: ReadonlyArray<KnownFile>
   readonly bypassAccepted: boolean
   readonly background: boolean
+  /** `--restricted`, or a truthy `CLAUDE_CODE_RESTRICTED`: no bypass is available. */
+  readonly restricted: boolean
 }
 
-/** `mode: null`: Claude Code's own default, `auto` or `default` by what the account may use. */
-type Outcome = { readonly _tag: "Mode"; readonly mode: string | null } | { readonly _tag: "AgentMode" }
+/**
+ * `mode: null`: Claude Code's own default, `auto` or `default` by what the account may use.
+ * `bypassAvailable`: Claude Code's `isBypassPermissionsModeAvailable`, which makes plan mode count
+ * as bypass for delivery.
+ */
+type Outcome = { readonly _tag: "Mode"; readonly mode: string | null; readonly bypassAvailable: boolean } | { readonly _tag: "AgentMode" }
 
 const lastSet = <A>(files: ReadonlyArray<KnownFile>, pick: (file: KnownFile) => A | undefined): A | undefined => {
   let found: A | undefined
@@ -117,7 +123,7 @@ const lastSet = <A>(files: ReadonlyArray<KnownFile>, pick: (file: KnownFile) => 
 
 /** Claude Code's initial mode for a scenario where everything is known. */
 const launchMode = (scenario: Scenario): Outcome => {
-  if (scenario.scrub) return { _tag: "Mode", mode: "default" }
+  if (scenario.scrub) return { _tag: "Mode", mode: "default", bypassAvailable: false }
   const { args, files } = scenario
   const bypassRuns = !scenario.background || scenario.bypassAccepted ||
     files.some((file) => (file.source === "policySettings" || file.source === "userSettings") && file.skipBypassPrompt)
@@ -140,16 +146,30 @@ const launchMode = (scenario: Scenario): Outcome => {
   if (inherited !== undefined) candidates.push(normalMode(inherited))
   const disabled = lastSet(files, (file) => file.disableBypass) === true
   const mode = candidates.find((candidate) => !(candidate === bypass && disabled)) ?? null
+  // Claude Code 2.1.332: `(mode === "bypassPermissions" || allowDangerouslySkipPermissions && !unconsented)
+  // && !disabled && !restricted`, where a background job's allowance counts only once its bypass
+  // disclaimer was accepted.
+  const allowed = hasFlag("--allow-dangerously-skip-permissions", args) && bypassRuns
+  const bypassAvailable = (mode === bypass || allowed) && !disabled && !scenario.restricted
   const proactivity = lastFlagValue("--proactivity", args)
   const modeOnCommandLine = skip || given !== undefined
   // With no mode on the command line, a level decides the mode, never bypass: `auto` or another by
   // what the account may use, a name not known from outside.
-  if (proactivity !== undefined && proactivity !== "default" && !modeOnCommandLine) return { _tag: "Mode", mode: null }
-  return { _tag: "Mode", mode }
+  if (proactivity !== undefined && proactivity !== "default" && !modeOnCommandLine) return { _tag: "Mode", mode: null, bypassAvailable }
+  return { _tag: "Mode", mode, bypassAvailable }
 }
 
-const classOf = (outcome: Outcome): PermissionModeClass | "unknown" =>
-  outcome._tag === "AgentMode" ? "unknown" : outcome.mode === bypass ? "bypass" : "prompting"
+/**
+ * The class Claude Code 2.1.332 gives the session (`bypassPermissions`, or `plan` in an interactive
+ * session where bypass is available, is `bypass`): `function S(e){return e.mode==="bypassPermissions"
+ * ||NP(e.mode,e.isBypassPermissionsModeAvailable)}`, `NP` being plan, available, and interactive.
+ */
+const classOf = (outcome: Outcome, interactive: boolean): PermissionModeClass | "unknown" =>
+  outcome._tag === "AgentMode"
+    ? "unknown"
+    : outcome.mode === bypass || (outcome.mode === "plan" && outcome.bypassAvailable && interactive)
+    ? "bypass"
+    : "prompting"
 
 /** What an unread file may say, for the modes: every combination that could change the class. */
 const unknownFileOptions = (source: SettingsSource): ReadonlyArray<KnownFile> => [
@@ -205,25 +225,45 @@ export const receiverModeOf = (facts: ModeFacts): ReceiverMode => {
   if (facts.background && facts.bypassAccepted === null) {
     unread.push({ input: "environment", path: null, detail: "whether this background job's bypass disclaimer was accepted could not be read" })
   }
+  const restrictedOptions = hasFlag("--restricted", args) ? [true] : environ === null ? [false, true] : [isEnvTruthy(environ.get("CLAUDE_CODE_RESTRICTED"))]
+  if (environ === null && restrictedOptions.length > 1) {
+    unread.push({ input: "environment", path: null, detail: "whether CLAUDE_CODE_RESTRICTED makes bypass unavailable could not be read" })
+  }
+  // A print session (`-p`) is not interactive; whether a background job counts as one is not known here.
+  const printing = hasFlag("-p", args) || hasFlag("--print", args)
+  const interactiveOptions = printing ? [false] : facts.background ? [true, false] : [true]
   const seen = launchMode({
     args,
     scrub: scrubOptions[0]!,
     files: fileDimensions.map((options) => options[0]!),
     bypassAccepted: acceptedOptions[0]!,
-    background: facts.background
+    background: facts.background,
+    restricted: restrictedOptions[0]!
   })
   const classes = new Set<string>()
   // Everything was read (the common case): the one combination is the one seen.
-  const oneCombination = fileDimensions.every((options) => options.length === 1) && scrubOptions.length === 1 && acceptedOptions.length === 1
-  if (oneCombination) classes.add(classOf(seen))
-  for (const files of oneCombination ? [] : product(fileDimensions)) {
-    for (const scrub of scrubOptions) {
-      for (const bypassAccepted of acceptedOptions) {
-        classes.add(classOf(launchMode({ args, scrub, files, bypassAccepted, background: facts.background })))
+  const oneCombination = fileDimensions.every((options) => options.length === 1) && scrubOptions.length === 1 && acceptedOptions.length === 1 &&
+    restrictedOptions.length === 1
+  for (const interactive of interactiveOptions) {
+    if (oneCombination) classes.add(classOf(seen, interactive))
+    for (const files of oneCombination ? [] : product(fileDimensions)) {
+      for (const scrub of scrubOptions) {
+        for (const bypassAccepted of acceptedOptions) {
+          for (const restricted of restrictedOptions) {
+            classes.add(classOf(launchMode({ args, scrub, files, bypassAccepted, background: facts.background, restricted }), interactive))
+          }
+        }
       }
     }
   }
-  const seenClass = classOf(seen)
+  if (interactiveOptions.length > 1 && classes.size > 1) {
+    unread.push({
+      input: "arguments",
+      path: null,
+      detail: "whether plan mode counts as bypass in a background job (an interactive session's rule) is not known here"
+    })
+  }
+  const seenClass = classOf(seen, interactiveOptions[0]!)
   if (seenClass === "unknown") {
     return {
       class: null,
