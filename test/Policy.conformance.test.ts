@@ -117,6 +117,24 @@ const suite = (name: string, makeWorld: () => PolicyWorld) =>
       )
 
       it(
+        "a --settings file that is missing now, or relative in a --worktree session, is not known: partial, never certain",
+        withWorld(async (world) => {
+          setUser(world, "accept")
+          const gone = path.join(world.base, "gone.json")
+          await world.startSession({ args: ["--settings", gone] })
+          const missing = await onlyPolicy(world)
+          expect(missing.certainty).toBe("partial")
+          expect(sourceOf(missing, "flagSettings")).toMatchObject([{ path: gone, state: "unreadable" }])
+          await world.stopSession(missing.pid)
+          world.write(path.join(work(world), "rel.json"), settingsText("accept"))
+          await world.startSession({ args: ["-w", "wt1", "--settings", "rel.json"] })
+          const worktree = await onlyPolicy(world)
+          expect(worktree.certainty).toBe("partial")
+          expect(sourceOf(worktree, "flagSettings")).toMatchObject([{ path: "rel.json", state: "unreadable" }])
+        })
+      )
+
+      it(
         "managed settings win over --settings and the user's",
         withWorld(async (world) => {
           world.write(path.join(world.managed, "managed-settings.json"), settingsText("hold"))

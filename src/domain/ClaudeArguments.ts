@@ -254,6 +254,8 @@ export interface ClaudeArguments {
    * not computed here, only noticed.
    */
   readonly parentManagedSettings: boolean
+  /** `-w`/`--worktree`: the session moved into a worktree after it read its `--settings`. */
+  readonly worktree: boolean
 }
 
 export const claudeArgumentsOf = (cmdline: ReadonlyArray<string>): ClaudeArguments => {
@@ -266,6 +268,7 @@ export const claudeArgumentsOf = (cmdline: ReadonlyArray<string>): ClaudeArgumen
     settingSources: sources === undefined ? null : settingSourcesOf(sources),
     restricted: hasFlag("--restricted", argv),
     projectConfigRoot: lastFlagValue("--project-config-root", argv) ?? null,
-    parentManagedSettings: (lastFlagValue("--managed-settings", argv) ?? "") !== ""
+    parentManagedSettings: (lastFlagValue("--managed-settings", argv) ?? "") !== "",
+    worktree: hasFlag("-w", argv) || hasFlag("--worktree", argv) || flagValues("--worktree", argv).length > 0
   }
 }

@@ -61,7 +61,10 @@ const notRead = (fileOrNull: string | null, reason: string): FileFact => ({ path
 /**
  * The `--settings` file: JSON text is read as it is; a relative path is resolved against the
  * process's working directory (Claude Code resolves it at start, against its own), or the record's
- * `cwd`, the directory the session started in, when that cannot be read.
+ * `cwd`, the directory the session started in, when that cannot be read. A `--worktree` session
+ * has left that directory since, so its relative path is not resolved here. Claude Code does not
+ * start without its file, so a live session's file that is missing now was found elsewhere, or
+ * removed since: what it held is not known.
  */
 const flagFact = (
   reader: FileReader,
@@ -71,10 +74,18 @@ const flagFact = (
   const flag = args.settings
   if (flag === null) return Effect.succeed(null)
   if (flag._tag === "JsonText") return Effect.succeed({ path: null, read: { _tag: "Bytes", bytes: new TextEncoder().encode(flag.text) } })
-  if (path.isAbsolute(flag.path)) return reader.fact(flag.path)
+  const missingMeansUnknown = (file: string) =>
+    Effect.map(reader.fact(file), (fact) =>
+      fact.read._tag === "Missing"
+        ? notRead(file, "Claude Code does not start without its --settings file: it was resolved against another directory, or removed since")
+        : fact)
+  if (path.isAbsolute(flag.path)) return missingMeansUnknown(flag.path)
+  if (args.worktree) {
+    return Effect.succeed(notRead(flag.path, "a relative --settings path, resolved at start against a directory this --worktree session has left"))
+  }
   return base === null
     ? Effect.succeed(notRead(flag.path, "a relative --settings path, and the directory the session started in is unknown"))
-    : reader.fact(path.resolve(base, flag.path))
+    : missingMeansUnknown(path.resolve(base, flag.path))
 }
 
 /**
