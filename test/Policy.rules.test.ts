@@ -126,6 +126,43 @@ describe("project settings may only tighten: local first, then project", () => {
   })
 })
 
+describe("a file Claude Code's settings schema refuses is skipped whole (as Claude Code 2.1.332 does: seen on real sessions)", () => {
+  const refused: ReadonlyArray<Record<string, unknown>> = [
+    { permissions: "oops" },
+    { permissions: null },
+    { permissions: { defaultMode: 5 } },
+    { permissions: { allow: "Bash" } },
+    { env: "x" },
+    { model: 5 },
+    { skipDangerousModePermissionPrompt: "yes" }
+  ]
+
+  it("its value decides nothing, and the reading says why", () => {
+    for (const others of refused) {
+      const sessionFacts = session({ user: settingsFile(userFile, "hold", others), project: settingsFile(projectFile, "accept") })
+      const policy = sessionPolicyOf(sessionFacts)
+      expect(policy.decidedBy, JSON.stringify(others)).not.toBe("userSettings")
+      expect(policy.effective, JSON.stringify(others)).not.toBe("hold")
+      expect(policy.sources.find((s) => s.source === "userSettings"), JSON.stringify(others)).toMatchObject({ state: "invalid", problem: "invalid_settings" })
+    }
+  })
+
+  it("but its unrecognized crossSessionInbound still holds messages, as Claude Code warns before it checks the schema", () => {
+    expect(answer({ user: settingsFile(userFile, "Accept", { model: 5 }) })).toMatchObject({ effective: "hold", decidedBy: "invalidSetting" })
+  })
+
+  it("members of the right type, or that Claude Code coerces, leave the file as it is", () => {
+    const kept = {
+      permissions: { defaultMode: "plan", allow: [], deny: ["Bash"] },
+      env: { A: 1 },
+      model: "opus",
+      skipDangerousModePermissionPrompt: true,
+      hooks: []
+    }
+    expect(answer({ user: settingsFile(userFile, "hold", kept) })).toMatchObject({ effective: "hold", decidedBy: "userSettings", certainty: "certain" })
+  })
+})
+
 describe("an unrecognized value", () => {
   it("in user settings is dropped and holds messages", () => {
     expect(answer({ user: settingsFile(userFile, "Accept") })).toMatchObject({ effective: "hold", decidedBy: "invalidSetting" })

@@ -48,6 +48,36 @@ export const parseSettingsText = (text: string): ParsedSettings => {
 
 const isInboundPolicy = (value: unknown): boolean => value === "accept" || value === "hold" || value === "refuse"
 
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+const permissionModes: ReadonlySet<unknown> = new Set(["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan", "manual"])
+
+/**
+ * A member Claude Code's settings schema refuses, which makes it skip the whole file ("Files with
+ * errors are skipped entirely, not just the invalid settings"), or undefined. Only members seen
+ * refused by Claude Code 2.1.332 are checked; an invalid member of another kind goes unseen here.
+ */
+export const schemaRefusal = (document: Readonly<Record<string, unknown>>): string | undefined => {
+  const member = (key: string) => (Object.hasOwn(document, key) ? document[key] : undefined)
+  const permissions = member("permissions")
+  if (permissions !== undefined) {
+    if (!isObject(permissions)) return "its permissions member is not an object"
+    if (Object.hasOwn(permissions, "defaultMode") && !permissionModes.has(permissions["defaultMode"])) {
+      return "its permissions.defaultMode is not a permission mode"
+    }
+    for (const list of ["allow", "deny", "ask"]) {
+      if (Object.hasOwn(permissions, list) && !Array.isArray(permissions[list])) return `its permissions.${list} is not an array`
+    }
+  }
+  const env = member("env")
+  if (env !== undefined && !isObject(env)) return "its env member is not an object"
+  const model = member("model")
+  if (model !== undefined && typeof model !== "string") return "its model member is not a string"
+  const skip = member("skipDangerousModePermissionPrompt")
+  if (skip !== undefined && typeof skip !== "boolean") return "its skipDangerousModePermissionPrompt member is not a boolean"
+  return undefined
+}
+
 /**
  * A value short enough to print: scalars as they are (long strings cut), anything else as a short
  * JSON text. The file is anybody's (a project's settings come with the repository), so the text is
@@ -123,13 +153,16 @@ export const fileOutcome = (source: SettingsSource, path: string | null, read: F
       const known = outcomes.get(key)
       if (known !== undefined) return known
       const parsed = parseSettingsText(decodeSettingsText(read.bytes))
-      const outcome: FileOutcome = parsed._tag === "Document"
+      const refusal = parsed._tag === "Document" ? schemaRefusal(parsed.document) : undefined
+      const outcome: FileOutcome = parsed._tag === "Skipped"
+        ? { reading: skipped(source, path, parsed.problem, parsed.reason), killSwitch: unknownIfManaged }
+        : refusal === undefined
         ? {
           reading: readingOfDocument(source, path, parsed.document),
           killSwitch: killSwitchInSettings(parsed.document),
           permissions: modeSettingsOfDocument(parsed.document)
         }
-        : { reading: skipped(source, path, parsed.problem, parsed.reason), killSwitch: unknownIfManaged }
+        : { reading: refusedReading(source, path, parsed.document, refusal), killSwitch: unknownIfManaged }
       outcomesOfBytes.set(read, outcomes.set(key, outcome))
       return outcome
     }
@@ -142,6 +175,16 @@ export const fileOutcome = (source: SettingsSource, path: string | null, read: F
  * per session; a read is never changed, so the outcome is the same for every session that holds it.
  */
 const outcomesOfBytes = new WeakMap<FileRead, Map<string, FileOutcome>>()
+
+/**
+ * A file whose schema Claude Code refuses: skipped whole, but its warning for an unrecognized
+ * `crossSessionInbound` value is made before the schema is checked, so such a value still holds
+ * messages.
+ */
+const refusedReading = (source: SettingsSource, path: string | null, document: Readonly<Record<string, unknown>>, refusal: string): SourceReading => {
+  const reading = readingOfDocument(source, path, document)
+  return reading.state === "invalid" ? reading : skipped(source, path, "invalid_settings", refusal)
+}
 
 /** A file Claude Code skips as a whole: it gives no value, and no warning that would hold messages. */
 export const skipped = (

@@ -41,7 +41,7 @@ export const ReadingState = Schema.Literal("absent", "set", "invalid", "unreadab
 export type ReadingState = typeof ReadingState.Type
 
 /** Why an `invalid` file gives no value; the names follow `settings`' `problem` where they overlap. */
-export const ReadingProblem = Schema.Literal("invalid_json", "not_an_object", "invalid_value", "not_a_file", "too_large")
+export const ReadingProblem = Schema.Literal("invalid_json", "not_an_object", "invalid_settings", "invalid_value", "not_a_file", "too_large")
 export type ReadingProblem = typeof ReadingProblem.Type
 
 /**
