@@ -239,6 +239,35 @@ describe("Delivery.send: the relay's timeout, on the TestClock", () => {
       expect([result.outcome, result.receipt.text, result.session.pid, result.mismatch]).toEqual(["delivered", "sent", target.pid, null])
     }))
 
+  it.effect("a cancel done before the relay starts: interrupted, and nothing is handed to the relay", () =>
+    Effect.gen(function*() {
+      const world = newWorld()
+      setUserPolicy(world, "accept")
+      const target = register(world, { name: "target" })
+      const result = yield* Effect.either(send(world, { sessionId: target.sessionId }, "hello", { cancel: Effect.void }))
+      expect(Either.isLeft(result) && result.left._tag === "DeliveryFailed" ? [result.left.cause, result.left.sendResult] : result).toEqual([
+        "interrupted",
+        null
+      ])
+      expect(yield* sentOf(world)).toEqual([])
+    }))
+
+  it.effect("a cancel during the relay: interrupted, the request handed over once; a receipt that came first still counts", () =>
+    Effect.gen(function*() {
+      const world = newWorld()
+      setUserPolicy(world, "accept")
+      const target = register(world, { name: "target" })
+      world.relay.answerNext(RelayAnswer.slow("3 seconds", RelayAnswer.delivered()), RelayAnswer.slow("1 second", RelayAnswer.delivered("first")))
+      const cancelled = yield* Effect.fork(Effect.either(send(world, { sessionId: target.sessionId }, "hello", { cancel: Effect.sleep("2 seconds") })))
+      yield* TestClock.adjust("2 seconds")
+      const result = yield* Fiber.join(cancelled)
+      expect(Either.isLeft(result) && result.left._tag === "DeliveryFailed" && result.left.cause).toBe("interrupted")
+      expect((yield* sentOf(world)).length).toBe(1)
+      const answered = yield* Effect.fork(send(world, { sessionId: target.sessionId }, "hello", { cancel: Effect.sleep("2 seconds") }))
+      yield* TestClock.adjust("1 second")
+      expect((yield* Fiber.join(answered)).receipt.text).toBe("first")
+    }))
+
   it.effect("a slow relay past the timeout is timed_out", () =>
     Effect.gen(function*() {
       const world = newWorld()

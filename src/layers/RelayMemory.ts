@@ -33,7 +33,7 @@ export type RelayAnswer =
   /**
    * Whatever `run` does, for a test that acts during the send (replaces the session at the socket,
    * say). It gets the request, `cancel` included, and answers a cancelled send as it likes; every
-   * other answer loses to a `cancel` that completes first.
+   * other answer is raced against the `cancel`, raced first, so that one already done wins.
    */
   | { readonly _tag: "run"; readonly run: (request: RelayRequest) => Effect.Effect<RelayReceipt, DeliveryFailed> }
 
@@ -134,7 +134,7 @@ export const make = (relay: MemoryRelay): Relay =>
         const { address, claudeHome, message, timeout } = request
         const noticeExpected = request.noticeExpected === true
         return Ref.update(relay.sent, (sent) => [...sent, { address, message, claudeHome, timeout, noticeExpected }]).pipe(
-          Effect.zipRight(answer._tag === "run" ? answer.run(request) : Effect.raceFirst(answered(answer, request), cancelled(request))),
+          Effect.zipRight(answer._tag === "run" ? answer.run(request) : Effect.raceFirst(cancelled(request), answered(answer, request))),
           Effect.timeoutFail({
             duration: timeout,
             onTimeout: () =>

@@ -98,8 +98,30 @@ export const make = Effect.gen(function*() {
       }), not pid ${resolved.pid} at ${resolved.socketPath} (started ${resolved.startedAtMs ?? "?"})`
     })
 
-  const send = Effect.fn("Delivery.send")(
-    function*(query: ResolveQuery, message: string, options: SendOptions = {}): Effect.fn.Return<DeliveryResult, SendError> {
+  /** A cancel that came before the relay started: nothing was relayed. */
+  const cancelledBeforeRelay = (cancel: Effect.Effect<void> | undefined): Effect.Effect<never, DeliveryFailed> =>
+    cancel === undefined ? Effect.never : Effect.zipRight(
+      cancel,
+      Effect.fail(
+        new DeliveryFailed({
+          cause: "interrupted",
+          detail: "the send was interrupted before the relay started: nothing was relayed",
+          session: null,
+          relay: null
+        })
+      )
+    )
+
+  const send = (query: ResolveQuery, message: string, options: SendOptions = {}): Effect.Effect<DeliveryResult, SendError> =>
+    // The cancel is raced first: one already done wins over a step that is done at once, so a relay
+    // is never started after it.
+    Effect.raceFirst(cancelledBeforeRelay(options.cancel), prepare(query, message, options)).pipe(
+      Effect.flatMap((prepared) => relayed(prepared, message, options)),
+      Effect.withSpan("Delivery.send")
+    )
+
+  const prepare = Effect.fnUntraced(
+    function*(query: ResolveQuery, message: string, options: SendOptions) {
       const invalid = invalidMessage(message)
       if (invalid !== undefined) return yield* invalid
       // Another user's session is refused as `resolve` refuses it: its socket sits in that user's
@@ -126,9 +148,24 @@ export const make = Effect.gen(function*() {
           predicted
         })
       }
+      return { session, socketPath: session.socketPath, receiver, predicted }
+    }
+  )
+
+  const relayed = Effect.fnUntraced(
+    function*(
+      { predicted, receiver, session, socketPath }: {
+        readonly session: Session
+        readonly socketPath: string
+        readonly receiver: ReturnType<typeof candidateOf>
+        readonly predicted: Prediction
+      },
+      message: string,
+      options: SendOptions
+    ): Effect.fn.Return<DeliveryResult, SendError> {
       const timeout = options.timeout === undefined ? timings.sendTimeout : Duration.decode(options.timeout)
       const receipt = yield* relay.send({
-        address: `uds:${session.socketPath}`,
+        address: `uds:${socketPath}`,
         message,
         claudeHome: session.home ?? home.root,
         timeout,
