@@ -6,10 +6,11 @@
  * The signal is sent once the stand-in has handed the result over, so nothing here depends on timing.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { startCli, waitUntil } from "./support/cli.js"
+import { binPath, startCli, waitUntil } from "./support/cli.js"
 import { recordText } from "./support/records.js"
 import { isRunning, killAndReap, linuxPidDomain, startSleeper, startTimeOf } from "./support/worlds.js"
 
@@ -57,6 +58,33 @@ describe.runIf(process.platform === "linux")("claude-peers send, interrupted", {
     expect(error.sendResult).toContain("in that session's inbox")
     expect(error.message).toContain("sending it again would deliver it twice")
     expect(isRunning(relay)).toBe(false)
+  })
+
+  it("after SendMessage's result, with a stdout that cannot be written: exit 130, and stderr says the message is in the inbox", async () => {
+    const pidFile = path.join(tmp, "full.pid")
+    const handed = path.join(tmp, "full.handed")
+    const full = fs.openSync("/dev/full", "w")
+    const child = spawn(process.execPath, [binPath, "send", sessionId, "hello there", "--claude-home", home, "--json"], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: tmp,
+        CLAUDE_PEERS_CLAUDE_BIN: standIn,
+        STAND_IN_MODE: "stall-after-result",
+        STAND_IN_PID_FILE: pidFile,
+        STAND_IN_RESULT_FILE: handed
+      },
+      stdio: ["ignore", full, "pipe"]
+    })
+    fs.closeSync(full)
+    let stderr = ""
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    await waitUntil(`the relay stand-in to write ${handed}`, limit, () => fs.existsSync(handed) || undefined)
+    child.kill("SIGINT")
+    expect(await exited).toBe(130)
+    expect(stderr).toContain("could not be written to stdout")
+    expect(stderr).toContain("SendMessage had reported it in the session's inbox, so sending it again would deliver it twice")
+    expect(isRunning(Number(fs.readFileSync(pidFile, "utf8")))).toBe(false)
   })
 
   it("before SendMessage was called: exit 130, the sentence on stderr, nothing said of an inbox", async () => {

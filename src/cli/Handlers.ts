@@ -260,13 +260,19 @@ export const send = Effect.fn("send")(
           timeout: command.timeoutMillis,
           cancel
         }),
+      // What is told cannot end the command (the interruption does), so output lost on the way is
+      // said on stderr, with what became of the message.
       (exit) =>
         Exit.match(exit, {
-          onSuccess: (result) => printDelivery(json, result),
+          onSuccess: (result) =>
+            printDelivery(json, result).pipe(Effect.catchTag("OutputFailed", (lost) => printError(`claude-peers: ${terminalSafe(lost.sentence)}`))),
           onFailure: (cause) =>
             Option.match(Cause.failureOption(cause), {
               onNone: () => Effect.void,
-              onSome: (error) => error._tag === "InvalidMessage" ? Effect.void : reportFailures(json, noFileNote)(Effect.fail(error))
+              onSome: (error) =>
+                error._tag === "InvalidMessage" ? Effect.void : reportFailures(json, noFileNote)(Effect.fail(error)).pipe(
+                  Effect.catchTag("OutputFailed", (lost) => printError(`claude-peers: ${terminalSafe(`${lost.sentence}; ${error.message}`)}`))
+                )
             })
         }).pipe(Effect.ignore)
     )
