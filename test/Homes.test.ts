@@ -16,6 +16,7 @@ import { projectDirectoryName, stringHash, transcriptPathOf } from "../src/domai
 import * as FilesMemory from "../src/layers/FilesMemory.js"
 import { layerMemory, makeMemoryWorld } from "../src/layers/Memory.js"
 import type { MemoryOptions, MemoryWorld } from "../src/layers/Memory.js"
+import { systemError } from "../src/layers/MemoryTreeKernel.js"
 import * as ProcessProbeMemory from "../src/layers/ProcessProbeMemory.js"
 import * as ClaudeHomes from "../src/services/ClaudeHomes.js"
 import { homeOfProcess, isClaudeCode } from "../src/services/ClaudeHomes.js"
@@ -290,7 +291,37 @@ describe("several Claude homes (memory world)", () => {
     )
     const seen = Chunk.toReadonlyArray(events).map((e) => [e._tag, e.session.pid, e.session.home, e._tag === "gone" ? e.verdict : null])
     expect(seen.slice(0, 2).sort()).toEqual([["appeared", inA, "/homes/a", null], ["appeared", inX, "/targets/x", null]].sort())
-    expect(seen.slice(2).sort()).toEqual([["appeared", inY, "/targets/y", null], ["gone", inX, "/targets/x", "removed"]].sort())
+    // Gone from the old home before anything of the new one appears.
+    expect(seen.slice(2)).toEqual([["gone", inX, "/targets/x", "removed"], ["appeared", inY, "/targets/y", null]])
+  })
+
+  it("watch over several homes: a named link whose real path cannot be found for a moment (EIO) stays where it was", async () => {
+    for (const allHomes of [false, true]) {
+      const world = makeMemoryWorld()
+      const inA = startSession(world, "/homes/a")
+      const inX = startSession(world, "/targets/x")
+      world.tree.symlink("/targets/x", "/links/work")
+      const kernel = world.tree.kernel
+      const realPath = kernel.realPath.bind(kernel)
+      let calls = 0
+      kernel.realPath = (at, method, syscall) => {
+        if (at === "/links/work" && ++calls === 3) throw systemError("EIO", method, syscall, at)
+        return realPath(at, method, syscall)
+      }
+      const events = await Effect.runPromise(
+        // Until the failing look and a few after it have been made, however slow the machine.
+        Effect.flatMap(Watch, (watch) =>
+          watch.sessions({ interval: 30 }).pipe(
+            Stream.interruptWhen(Effect.repeat(Effect.sleep("10 millis"), { until: () => calls >= 6 })),
+            Stream.runCollect
+          )).pipe(
+            Effect.provide(layerMemory(world, { claudeHome: "/homes/a", claudeHomes: ["/links/work"], allHomes })),
+            Effect.timeout("60 seconds")
+          )
+      )
+      const seen = Chunk.toReadonlyArray(events).map((e) => [e._tag, e.session.pid, e.session.home])
+      expect(seen.sort(), `allHomes ${allHomes}`).toEqual([["appeared", inA, "/homes/a"], ["appeared", inX, "/targets/x"]].sort())
+    }
   })
 
   it("watch over --all-homes picks up a home that appears later, each event labelled with its home", async () => {

@@ -148,8 +148,12 @@ export const processHomes: Effect.Effect<ReadonlyArray<string>, never, ProcessPr
   (pids) => Effect.map(Effect.forEach(pids, homeOfPid), (homes) => homes.filter((home) => home !== undefined))
 )
 
-/** Each home once, by real path; a home that does not exist (yet) by its resolved path. */
-export const distinct = (roots: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>, never, Files> =>
+/**
+ * Each home once, by real path; a home that does not exist (yet) by its resolved path. `known` holds
+ * the real path each root was last found at: one that cannot be found now for another reason than
+ * its absence (an I/O error) keeps it, so that a home never seems to move for a moment.
+ */
+export const distinct = (roots: ReadonlyArray<string>, known: Map<string, string> = new Map()): Effect.Effect<ReadonlyArray<string>, never, Files> =>
   Effect.gen(function*() {
     const files = yield* Files
     const seen = new Set<string>()
@@ -159,7 +163,10 @@ export const distinct = (roots: ReadonlyArray<string>): Effect.Effect<ReadonlyAr
       // A home nobody has used (the default one of a user whose homes are all CLAUDE_CONFIG_DIRs)
       // is an answer, not a failure to make and throw away.
       const absent = Option.exists(yield* Effect.option(files.statIfExists(resolved)), Option.isNone)
-      const real = absent ? resolved : yield* Effect.orElseSucceed(files.realPath(resolved), () => resolved)
+      const real = absent ? resolved : yield* files.realPath(resolved).pipe(
+        Effect.tap((found) => Effect.sync(() => void known.set(resolved, found))),
+        Effect.catchAll((error) => Effect.succeed(error._tag === "SystemError" && error.reason === "NotFound" ? resolved : known.get(resolved) ?? resolved))
+      )
       if (seen.has(real)) continue
       seen.add(real)
       kept.push(real)
@@ -193,9 +200,10 @@ export const standardHomes: Effect.Effect<ReadonlyArray<string>> = Config.option
 export const make = (selection: HomesSelection, options: HomesOptions): Effect.Effect<ClaudeHomes, never, Files | ProcessProbe> =>
   Effect.gen(function*() {
     const context = yield* Effect.context<Files | ProcessProbe>()
+    const known = new Map<string, string>()
     const found = Effect.gen(function*() {
       const roots = selection.all ? [...selection.roots, ...options.standard, ...(yield* processHomes)] : selection.roots
-      const real = yield* distinct(roots)
+      const real = yield* distinct(roots, known)
       return real.map((root) => ClaudeHome.make(root, options))
     }).pipe(Effect.provide(context), Effect.withSpan("ClaudeHomes.homes"))
     // Found again each time, named homes too: a link among them may be re-pointed while a watch runs.

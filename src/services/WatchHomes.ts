@@ -79,37 +79,47 @@ export const make = Effect.gen(function*() {
    * A home's watch until `left` completes (the home is no longer one of the homes), then a `gone`
    * (`removed`) for each session it last reported live: they are no longer in any home watched.
    */
-  const watchUntilLeft = (home: ClaudeHome.ClaudeHome, left: Deferred.Deferred<void>, options: Watch.WatchOptions) =>
+  const watchUntilLeft = (home: ClaudeHome.ClaudeHome, watch: Watched, options: Watch.WatchOptions) =>
     Stream.suspend(() => {
       const live = new Map<string, Session>()
       return watchOf(home, options).pipe(
         Stream.tap((event) => Effect.sync(() => void (event._tag === "gone" ? live.delete(event.session.file) : live.set(event.session.file, event.session)))),
-        Stream.interruptWhen(Deferred.await(left)),
-        Stream.concat(Stream.suspend(() => Stream.fromIterable([...live.values()].sort((a, b) => a.pid - b.pid).map((session) => gone(session, "removed")))))
+        Stream.interruptWhen(Deferred.await(watch.left)),
+        Stream.concat(Stream.suspend(() => Stream.fromIterable([...live.values()].sort((a, b) => a.pid - b.pid).map((session) => gone(session, "removed"))))),
+        Stream.ensuring(Deferred.succeed(watch.ended, undefined))
       )
     })
 
+  /** A home's watch: `left` ends it, `ended` is done once its last event is out. */
+  interface Watched {
+    readonly left: Deferred.Deferred<void>
+    readonly ended: Deferred.Deferred<void>
+  }
+
   const sessions = (options: Watch.WatchOptions = {}): Stream.Stream<SessionEvent, PlatformError> => {
     const interval = options.interval === undefined ? timings.watchInterval : Duration.decode(options.interval)
-    /** The homes watched, by root, each with what ends its watch. */
-    const watched = new Map<string, Deferred.Deferred<void>>()
+    /** The homes watched, by root. */
+    const watched = new Map<string, Watched>()
     const newHomes = Effect.gen(function*() {
       const now = yield* homes.homes
-      // Without `all`, a home no longer answered (a named link re-pointed elsewhere) is watched no more.
+      // Without `all`, a home no longer answered (a named link re-pointed elsewhere) is watched no
+      // more; its sessions are told gone before any home found now is watched, so that a session
+      // that moves with the link is gone from the old home before it appears in the new one.
       if (homes.all !== true) {
         const roots = new Set(now.map((home) => home.root))
-        for (const [root, left] of watched) {
-          if (roots.has(root)) continue
+        const leaving = [...watched].filter(([root]) => !roots.has(root))
+        for (const [root, watch] of leaving) {
           watched.delete(root)
-          yield* Deferred.succeed(left, undefined)
+          yield* Deferred.succeed(watch.left, undefined)
         }
+        for (const [, watch] of leaving) yield* Deferred.await(watch.ended)
       }
-      const fresh: Array<readonly [ClaudeHome.ClaudeHome, Deferred.Deferred<void>]> = []
+      const fresh: Array<readonly [ClaudeHome.ClaudeHome, Watched]> = []
       for (const home of now) {
         if (watched.has(home.root)) continue
-        const left = yield* Deferred.make<void>()
-        watched.set(home.root, left)
-        fresh.push([home, left])
+        const watch: Watched = { left: yield* Deferred.make<void>(), ended: yield* Deferred.make<void>() }
+        watched.set(home.root, watch)
+        fresh.push([home, watch])
       }
       return fresh
     })
@@ -120,7 +130,7 @@ export const make = Effect.gen(function*() {
       const onFirstRead = firstReadOf(initial.map(([home]) => home), options.onFirstRead)
       const found = Stream.concat(Stream.succeed(initial), later).pipe(Stream.flattenIterables)
       return found.pipe(
-        Stream.flatMap(([home, left]) => watchUntilLeft(home, left, { ...options, onFirstRead: onFirstRead.get(home.root) }), {
+        Stream.flatMap(([home, watch]) => watchUntilLeft(home, watch, { ...options, onFirstRead: onFirstRead.get(home.root) }), {
           concurrency: "unbounded"
         })
       )
