@@ -94,6 +94,7 @@ export const Unseen = Schema.Literal(
   "hostSettings",
   "remoteKillSwitch",
   "permissionModes",
+  "senderModeFlag",
   "alwaysDeliverChoice"
 )
 export type Unseen = typeof Unseen.Type
@@ -106,6 +107,8 @@ export const unseenWords: Record<Unseen, string> = {
   remoteKillSwitch: "the switch Claude Code fetches from Anthropic's servers, which decides whether messaging is on while CLAUDE_CODE_HARBOR_KITE is unset",
   permissionModes:
     "the permission mode each session runs in now (the receiver's launch mode is read; Shift+Tab changes it later), which decides delivery when no setting does",
+  senderModeFlag:
+    "the switch Claude Code fetches from Anthropic's servers (on unless switched off) under which a message carries its sender's permission mode: with it off, a session in bypass holds every message and one in another mode accepts every message",
   alwaysDeliverChoice: "the user's \"Always deliver in this session\" choice, which can deliver what the permission modes would hold"
 }
 
@@ -131,7 +134,7 @@ export const unseenFor = (context: UnseenContext): ReadonlyArray<Unseen> => {
     "policyHelper",
     ...(context.sdkHosted ? ["hostSettings" as const] : []),
     ...(remoteSwitch ? ["remoteKillSwitch" as const] : []),
-    ...(byModes ? ["permissionModes" as const, "alwaysDeliverChoice" as const] : [])
+    ...(byModes ? ["permissionModes" as const, "senderModeFlag" as const, "alwaysDeliverChoice" as const] : [])
   ]
 }
 
