@@ -73,7 +73,15 @@ describe("precedence: managed, then --settings, then the user's settings decide 
     expect(describePolicy(policy.effective, policy.decidedBy)).toContain(
       "delivers automatically only when the sender's permission-mode class matches the receiver's, and holds otherwise"
     )
-    expect(policy.unseen).toEqual(["serverManagedSettings", "mdmSettings", "policyHelper", "remoteKillSwitch", "permissionModes", "senderModeFlag", "alwaysDeliverChoice"])
+    expect(policy.unseen).toEqual([
+      "serverManagedSettings",
+      "mdmSettings",
+      "policyHelper",
+      "remoteKillSwitch",
+      "permissionModes",
+      "senderModeFlag",
+      "alwaysDeliverChoice"
+    ])
   })
 })
 
