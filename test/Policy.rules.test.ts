@@ -159,6 +159,13 @@ describe("a file Claude Code's settings schema refuses is skipped whole (as Clau
     expect(answer({ user: settingsFile(userFile, "Accept", { model: 5 }) })).toMatchObject({ effective: "hold", decidedBy: "invalidSetting" })
   })
 
+  it("managed files are read with Claude Code's lenient schema: a bad member is dropped, the rest applies", () => {
+    expect(answer({ managed: [settingsFile(managedFile, "refuse", { model: 5, permissions: null })], user: settingsFile(userFile, "accept") })).toMatchObject({
+      effective: "refuse",
+      decidedBy: "policySettings"
+    })
+  })
+
   it("members of the right type, or that Claude Code coerces, leave the file as it is", () => {
     const kept = {
       permissions: { defaultMode: "plan", allow: [], deny: ["Bash"] },

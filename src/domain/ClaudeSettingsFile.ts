@@ -153,7 +153,8 @@ export const fileOutcome = (source: SettingsSource, path: string | null, read: F
       const known = outcomes.get(key)
       if (known !== undefined) return known
       const parsed = parseSettingsText(decodeSettingsText(read.bytes))
-      const refusal = parsed._tag === "Document" ? schemaRefusal(parsed.document) : undefined
+      // Managed files are read with a lenient schema that drops a bad member and keeps the rest.
+      const refusal = parsed._tag === "Document" && source !== "policySettings" ? schemaRefusal(parsed.document) : undefined
       const outcome: FileOutcome = parsed._tag === "Skipped"
         ? { reading: skipped(source, path, parsed.problem, parsed.reason), killSwitch: unknownIfManaged }
         : refusal === undefined
