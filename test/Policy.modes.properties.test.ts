@@ -176,8 +176,10 @@ describe("the receiver's launch mode, as Claude Code 2.1.332 picks it", () => {
 
   it("plan mode is bypass in an interactive session where bypass is available (--allow-dangerously-skip-permissions), as Claude Code counts it", () => {
     const allow = "--allow-dangerously-skip-permissions"
-    expect(launched([allow, "--permission-mode", "plan"])).toMatchObject({ class: "bypass", mode: "plan", certainty: "certain" })
-    expect(launched([allow], [fileOf("userSettings", "plan")])).toMatchObject({ class: "bypass", mode: "plan", certainty: "certain" })
+    // Whether the session is interactive (a terminal on its stdout) is not read: bypass as seen from a terminal, partial.
+    expect(launched([allow, "--permission-mode", "plan"])).toMatchObject({ class: "bypass", mode: "plan", certainty: "partial" })
+    expect(launched([allow], [fileOf("userSettings", "plan")])).toMatchObject({ class: "bypass", mode: "plan", certainty: "partial" })
+    expect(launched([allow, "--permission-mode", "plan", "--sdk-url", "ws://x"])).toMatchObject({ class: "prompting", certainty: "certain" })
     // Launched in bypass, the session may go into plan and stays of the bypass class; here it is launched in bypass.
     expect(launched(["--dangerously-skip-permissions"])).toMatchObject({ class: "bypass", mode: "bypassPermissions" })
     // Not available: no allowance, a print session, --restricted, or bypass disabled by settings.
@@ -204,6 +206,9 @@ describe("the receiver's launch mode, as Claude Code 2.1.332 picks it", () => {
       })
     expect(withEnviron(read(new Map([["CLAUDE_CODE_RESTRICTED", "1"]])))).toMatchObject({ class: "prompting", certainty: "certain" })
     expect(withEnviron(unreadable("EACCES"))).toMatchObject({ class: "bypass", certainty: "partial" })
+    expect(withEnviron(read(new Map())).partialBecause.map((input) => input.detail)).toEqual([
+      "plan mode with bypass available counts as bypass only in an interactive session (a terminal on its stdout), which is not read here"
+    ])
   })
 
   it("with a proactivity level and no mode on the command line, lets the level pick: never bypass, its name unknown", () => {

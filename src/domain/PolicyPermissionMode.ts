@@ -229,9 +229,11 @@ export const receiverModeOf = (facts: ModeFacts): ReceiverMode => {
   if (environ === null && restrictedOptions.length > 1) {
     unread.push({ input: "environment", path: null, detail: "whether CLAUDE_CODE_RESTRICTED makes bypass unavailable could not be read" })
   }
-  // A print session (`-p`) is not interactive; whether a background job counts as one is not known here.
-  const printing = hasFlag("-p", args) || hasFlag("--print", args)
-  const interactiveOptions = printing ? [false] : facts.background ? [true, false] : [true]
+  // A print session (`-p`) is not interactive. Otherwise Claude Code also asks whether its stdout is
+  // a terminal (and SDK flags), which is not read here: both are tried.
+  const printing = hasFlag("-p", args) || hasFlag("--print", args) || hasFlag("--init-only", args) ||
+    args.some((word) => word.startsWith("--sdk-url"))
+  const interactiveOptions = printing ? [false] : [true, false]
   const seen = launchMode({
     args,
     scrub: scrubOptions[0]!,
@@ -244,23 +246,23 @@ export const receiverModeOf = (facts: ModeFacts): ReceiverMode => {
   // Everything was read (the common case): the one combination is the one seen.
   const oneCombination = fileDimensions.every((options) => options.length === 1) && scrubOptions.length === 1 && acceptedOptions.length === 1 &&
     restrictedOptions.length === 1
-  for (const interactive of interactiveOptions) {
-    if (oneCombination) classes.add(classOf(seen, interactive))
-    for (const files of oneCombination ? [] : product(fileDimensions)) {
-      for (const scrub of scrubOptions) {
-        for (const bypassAccepted of acceptedOptions) {
-          for (const restricted of restrictedOptions) {
-            classes.add(classOf(launchMode({ args, scrub, files, bypassAccepted, background: facts.background, restricted }), interactive))
-          }
+  // Two classes already make the answer partial: no need to try the rest.
+  combinations: for (const files of oneCombination ? [fileDimensions.map((options) => options[0]!)] : product(fileDimensions)) {
+    for (const scrub of scrubOptions) {
+      for (const bypassAccepted of acceptedOptions) {
+        for (const restricted of restrictedOptions) {
+          const outcome = launchMode({ args, scrub, files, bypassAccepted, background: facts.background, restricted })
+          for (const interactive of interactiveOptions) classes.add(classOf(outcome, interactive))
+          if (classes.size > 1) break combinations
         }
       }
     }
   }
-  if (interactiveOptions.length > 1 && classes.size > 1) {
+  if (interactiveOptions.length > 1 && classOf(seen, true) !== classOf(seen, false)) {
     unread.push({
       input: "arguments",
       path: null,
-      detail: "whether plan mode counts as bypass in a background job (an interactive session's rule) is not known here"
+      detail: "plan mode with bypass available counts as bypass only in an interactive session (a terminal on its stdout), which is not read here"
     })
   }
   const seenClass = classOf(seen, interactiveOptions[0]!)
