@@ -13,7 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import { type DeliveryCause, DeliveryFailed, type RelayRun } from "../domain/Errors.js"
 import type { PermissionModeClass } from "../domain/PermissionMode.js"
-import { Relay, type RelayReceipt, type RelayRequest } from "../services/Relay.js"
+import { failWhenCancelled, Relay, type RelayReceipt, type RelayRequest } from "../services/Relay.js"
 
 /** What the memory relay answers to one send. */
 export type RelayAnswer =
@@ -117,11 +117,9 @@ const answered = (answer: RelayAnswer, request: RelayRequest): Effect.Effect<Rel
 
 /** A send stopped by its caller's `cancel`, as the Node relay reports one that came before the receipt. */
 const cancelled = (request: RelayRequest): Effect.Effect<never, DeliveryFailed> =>
-  request.cancel === undefined ? Effect.never : Effect.zipRight(
+  failWhenCancelled(
     request.cancel,
-    Effect.fail(
-      new DeliveryFailed({ cause: "interrupted", detail: "the send was interrupted before its outcome was known", session: null, relay: null })
-    )
+    () => new DeliveryFailed({ cause: "interrupted", detail: "the send was interrupted before its outcome was known", session: null, relay: null })
   )
 
 /** The `Relay` over a memory relay. */

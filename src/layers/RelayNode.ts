@@ -20,7 +20,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { DeliveryFailed, type RelayRun } from "../domain/Errors.js"
 import { relayArguments, relayEnvironment, relayPrompt } from "../domain/RelayLaunch.js"
-import { Relay, type RelayReceipt, type RelayRequest } from "../services/Relay.js"
+import { failWhenCancelled, Relay, type RelayReceipt, type RelayRequest } from "../services/Relay.js"
 import * as RelayEndpoint from "./RelayEndpoint.js"
 
 export interface RelayNodeOptions {
@@ -266,9 +266,9 @@ export const make = (options: RelayNodeOptions = {}): Relay => {
                 answered ? "before a hold or refusal could be told" : "before SendMessage's result reached the endpoint"
               }`
             })))
-        const cancelled = request.cancel === undefined ? Effect.never : Effect.zipRight(
+        const cancelled = failWhenCancelled(
           request.cancel,
-          Effect.fail<Failure>({ cause: "interrupted", detail: "the send was interrupted before its outcome was known; the relay was stopped" })
+          (): Failure => ({ cause: "interrupted", detail: "the send was interrupted before its outcome was known; the relay was stopped" })
         )
         const receipt = yield* Effect.raceFirst(served.outcome, exitedFirst).pipe(
           Effect.raceFirst(cancelled),

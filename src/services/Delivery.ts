@@ -25,7 +25,7 @@ import { candidateOf, queryOf } from "../domain/SessionIdentity.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { Policy } from "./Policy.js"
 import { Registry, type ResolveError, type ResolveQuery } from "./Registry.js"
-import { Relay } from "./Relay.js"
+import { failWhenCancelled, Relay } from "./Relay.js"
 import { Timing } from "./Timing.js"
 
 export interface SendOptions {
@@ -99,18 +99,14 @@ export const make = Effect.gen(function*() {
     })
 
   /** A cancel that came before the relay started: nothing was relayed. */
-  const cancelledBeforeRelay = (cancel: Effect.Effect<void> | undefined): Effect.Effect<never, DeliveryFailed> =>
-    cancel === undefined ? Effect.never : Effect.zipRight(
-      cancel,
-      Effect.fail(
-        new DeliveryFailed({
-          cause: "interrupted",
-          detail: "the send was interrupted before the relay started: nothing was relayed",
-          session: null,
-          relay: null
-        })
-      )
-    )
+  const cancelledBeforeRelay = (cancel: Effect.Effect<void> | undefined) =>
+    failWhenCancelled(cancel, () =>
+      new DeliveryFailed({
+        cause: "interrupted",
+        detail: "the send was interrupted before the relay started: nothing was relayed",
+        session: null,
+        relay: null
+      }))
 
   const send = (query: ResolveQuery, message: string, options: SendOptions = {}): Effect.Effect<DeliveryResult, SendError> =>
     // The cancel is raced first: one already done wins over a step that is done at once, so a relay

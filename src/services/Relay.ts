@@ -6,7 +6,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type { DeliveryFailed } from "../domain/Errors.js"
 import type { PermissionModeClass } from "../domain/PermissionMode.js"
 
@@ -57,3 +57,7 @@ export interface Relay {
 }
 
 export const Relay = Context.GenericTag<Relay>("claude-peers/Relay")
+
+/** Fails with `failure` once `cancel` completes; never, without one: the side of a race that a cancel wins. */
+export const failWhenCancelled = <E>(cancel: Effect.Effect<void> | undefined, failure: () => E): Effect.Effect<never, E> =>
+  cancel === undefined ? Effect.never : Effect.zipRight(cancel, Effect.failSync(failure))
