@@ -12,7 +12,7 @@
  */
 import { killSwitchInSettings } from "./ClaudeEnvironment.js"
 import { settingsKey } from "./InboundPolicyNames.js"
-import { jsonPreview } from "./JsonText.js"
+import { isJsonObject, jsonPreview } from "./JsonText.js"
 import type { ReadingProblem, SettingsSource, SourceReading } from "./Policy.js"
 import { type ModeSettings, modeSettingsOfDocument } from "./PolicyPermissionMode.js"
 
@@ -48,8 +48,6 @@ export const parseSettingsText = (text: string): ParsedSettings => {
 
 const isInboundPolicy = (value: unknown): boolean => value === "accept" || value === "hold" || value === "refuse"
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
-
 const permissionModes: ReadonlySet<unknown> = new Set(["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan", "manual"])
 
 /**
@@ -61,7 +59,7 @@ export const schemaRefusal = (document: Readonly<Record<string, unknown>>): stri
   const member = (key: string) => (Object.hasOwn(document, key) ? document[key] : undefined)
   const permissions = member("permissions")
   if (permissions !== undefined) {
-    if (!isObject(permissions)) return "its permissions member is not an object"
+    if (!isJsonObject(permissions)) return "its permissions member is not an object"
     if (Object.hasOwn(permissions, "defaultMode") && !permissionModes.has(permissions["defaultMode"])) {
       return "its permissions.defaultMode is not a permission mode"
     }
@@ -70,7 +68,7 @@ export const schemaRefusal = (document: Readonly<Record<string, unknown>>): stri
     }
   }
   const env = member("env")
-  if (env !== undefined && !isObject(env)) return "its env member is not an object"
+  if (env !== undefined && !isJsonObject(env)) return "its env member is not an object"
   const model = member("model")
   if (model !== undefined && typeof model !== "string") return "its model member is not a string"
   const skip = member("skipDangerousModePermissionPrompt")

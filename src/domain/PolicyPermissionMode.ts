@@ -24,6 +24,7 @@
  */
 import { hasFlag, lastFlagValue, optionsOf } from "./ClaudeArguments.js"
 import { isEnvTruthy } from "./ClaudeEnvironment.js"
+import { isJsonObject } from "./JsonText.js"
 import type { Observed } from "./Observed.js"
 import type { PermissionModeClass } from "./PermissionMode.js"
 import { type ReceiverMode, receiverModeCaveat, type SettingsSource, type UnreadInput } from "./Policy.js"
@@ -43,9 +44,7 @@ export const noModeSettings: ModeSettings = { _tag: "Known", defaultMode: undefi
 /** A settings document's permission-mode members; `manual` is Claude Code's alias of `default`. */
 export const modeSettingsOfDocument = (document: Readonly<Record<string, unknown>>): ModeSettings => {
   const permissions = Object.hasOwn(document, "permissions") ? document["permissions"] : undefined
-  const members = typeof permissions === "object" && permissions !== null && !Array.isArray(permissions)
-    ? permissions as Record<string, unknown>
-    : {}
+  const members = isJsonObject(permissions) ? permissions : {}
   const mode = Object.hasOwn(members, "defaultMode") ? members["defaultMode"] : undefined
   const disable = Object.hasOwn(members, "disableBypassPermissionsMode") ? members["disableBypassPermissionsMode"] : undefined
   return {

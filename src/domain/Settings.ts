@@ -17,7 +17,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { type Node as JsonNode, parseTree } from "jsonc-parser"
 import { inboundPolicyNames, settingsKey } from "./InboundPolicyNames.js"
-import { applyTextEdits, jsonPreview, nestingDepth, type TextEdit } from "./JsonText.js"
+import { applyTextEdits, isJsonObject as isObject, jsonPreview, nestingDepth, type TextEdit } from "./JsonText.js"
 
 export { settingsKey }
 
@@ -125,8 +125,6 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 const utf8 = new TextEncoder()
 
 export const encodeDocument = (text: string): Uint8Array => utf8.encode(text)
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 const kindOf = (value: unknown): string => value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`
 
