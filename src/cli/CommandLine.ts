@@ -38,12 +38,11 @@ export const runArguments = (reading: Reading) => {
   if (reading.problem !== undefined) return Effect.fail(new UsageError({ message: reading.problem }))
   // Built-ins answered here, wherever they stand: `@effect/cli` takes them only before the options
   // the walk places ahead of them (`--claude-home DIR --version` read as a bad subcommand).
-  const completions = reading.options[0]!.find((option) => option.name === "--completions")
+  const completions = requestedCompletionShell(reading)
   if (completions !== undefined) {
-    const shell = requestedCompletionShell(reading)
-    return shell !== undefined
-      ? printCompletionScript(shell)
-      : Effect.fail(new UsageError({ message: `--completions takes ${completionShells.join(", ")}, not ${quotedWord(completions.value ?? "")}` }))
+    return completions.shell !== undefined
+      ? printCompletionScript(completions.shell)
+      : Effect.fail(new UsageError({ message: `--completions takes ${completionShells.join(", ")}, not ${quotedWord(completions.value)}` }))
   }
   if (reading.options.some((given) => given.some((option) => option.name === "--version"))) return printLine(version)
   return parse(arrangedArgv(reading))

@@ -24,13 +24,15 @@ import { type CommandSpec, commandTree, type CompletionShell, completionShells, 
 import { printLine } from "./Output.js"
 
 /**
- * The shell `--completions SHELL` (or `--completions=SHELL`, wherever it stands) asks for, or
- * undefined. @effect/cli takes it as a built-in option, so every spelling it would answer with its
- * own script is answered here; an unknown shell is left to its usage error.
+ * What `--completions SHELL` (or `--completions=SHELL`, wherever it stands) asks for: the value as
+ * typed, and the shell it names (undefined for an unknown one, which is a usage error); undefined
+ * without the option. @effect/cli takes it as a built-in option, so every spelling is answered here.
  */
-export const requestedCompletionShell = (reading: Reading): CompletionShell | undefined => {
-  const shell = reading.options[0]!.find((option) => option.name === "--completions")?.value
-  return completionShells.find((known) => known === shell)
+export const requestedCompletionShell = (reading: Reading): { readonly value: string; readonly shell: CompletionShell | undefined } | undefined => {
+  const given = reading.options[0]!.find((option) => option.name === "--completions")
+  if (given === undefined) return undefined
+  const value = given.value ?? ""
+  return { value, shell: completionShells.find((known) => known === value) }
 }
 
 /** The script on stdout, as every command prints its data. */
