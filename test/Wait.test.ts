@@ -167,6 +167,18 @@ describe("Wait.waitFor", () => {
       expect(failureOf(yield* settle(fiber))).toMatchObject({ _tag: "Ended", verdict: "pid_reused" })
     }))
 
+  it.scoped("a pid taken by another process with the same session id and startedAt is Ended pid_reused, not reached", () =>
+    Effect.gen(function*() {
+      const world = makeWatchWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc, { name: "app", status: "busy", sessionId: "same", startedAt: 1796007021392 })
+      const fiber = yield* startWait(world, { sessionId: "same" }, ["idle"])
+      world.processes.kill(proc.pid)
+      const startTime = world.processes.reuse(proc.pid)
+      writeLive(world, { pid: proc.pid, startTime }, { name: "app", status: "idle", sessionId: "same", startedAt: 1796007021392 })
+      expect(failureOf(yield* settle(fiber))).toMatchObject({ _tag: "Ended", verdict: "pid_reused" })
+    }))
+
   it.scoped("another conversation in the same process ends the session asked for: session_replaced", () =>
     Effect.gen(function*() {
       const world = makeWatchWorld()

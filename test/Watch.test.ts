@@ -351,6 +351,22 @@ describe("watch", () => {
       expect(yield* watch.summaries(3 * interval)).toEqual([])
     }))
 
+  it.scoped("a new process on a reused pid that writes the same session id and startedAt: gone pid_reused, then appeared", () =>
+    Effect.gen(function*() {
+      // A resumed conversation keeps its id and, as a record may, its startedAt: only the start
+      // time that proved each record tells the two processes apart.
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc, { sessionId: "same-session", startedAt: 1796007021392 })
+      const watch = yield* startWatch(world)
+      expect(watch.start).toEqual([`appeared ${proc.pid}`])
+      world.processes.kill(proc.pid)
+      const startTime = world.processes.reuse(proc.pid)
+      writeLive(world, { pid: proc.pid, startTime }, { sessionId: "same-session", startedAt: 1796007021392, status: "idle" })
+      const events = yield* watch.advance(window)
+      expect(events.map(summary)).toEqual([`gone ${proc.pid} pid_reused`, `appeared ${proc.pid}`])
+    }))
+
   it.scoped("a new process on a reused pid that writes its own record: gone pid_reused, then appeared", () =>
     Effect.gen(function*() {
       const world = makeMemoryWorld()

@@ -20,7 +20,7 @@ import { ClaudeHome } from "./ClaudeHome.js"
 import { ClaudeHomes } from "./ClaudeHomes.js"
 import { Files } from "./Files.js"
 import { ProcessProbe } from "./ProcessProbe.js"
-import { type AddressScope, liveSessions, makeScan, type ProvenStarts } from "./RegistryScan.js"
+import { type AddressScope, keepProvenStart, liveSessions, makeScan, type ProvenStarts } from "./RegistryScan.js"
 import { Timing } from "./Timing.js"
 import { withTranscript } from "./Transcripts.js"
 
@@ -312,7 +312,7 @@ export const makeHomes = Effect.gen(function*() {
   const labelled = (root: string) => (entry: RegistryEntry): RegistryEntry => {
     if (!homes.several) return entry
     if (entry.verdict._tag !== "live") return { ...entry, home: root }
-    const session = { ...entry.verdict.session, home: root }
+    const session = keepProvenStart(entry.verdict.session, { ...entry.verdict.session, home: root })
     // The labelled session is the one `list` gives: it carries what proved the scan's.
     const proof = proven.get(entry.verdict.session)
     if (proof !== undefined) proven.set(session, proof)

@@ -145,6 +145,22 @@ export interface Proof {
 /** The proof of each live session a scan found; a session whose record names no start time, or whose process's could not be read, has none. */
 export type ProvenStarts = WeakMap<Session, Proof>
 
+/**
+ * The start time that proved a live session, whichever scan found it: how a watch or a wait that
+ * holds a session tells its process from another that took the pid since, when the records cannot
+ * (the same `startedAt`, or none). A session copied from one so proven (its transcript added, its
+ * home) is given it with `keepProvenStart`.
+ */
+const provenStarts = new WeakMap<Session, string>()
+
+export const provenStartOf = (session: Session): string | undefined => provenStarts.get(session)
+
+export const keepProvenStart = (from: Session, to: Session): Session => {
+  const start = provenStarts.get(from)
+  if (start !== undefined) provenStarts.set(to, start)
+  return to
+}
+
 /** The scan over one registry directory, through the file and process ports. */
 export const makeScan = (
   files: Files,
@@ -405,7 +421,10 @@ export const makeScan = (
       const live = yield* judgeProcesses(judged, liveness, owners)
       withAddresses(live.map((l) => l.session), scope).forEach((session, i) => {
         const { index, proof } = live[i]!
-        if (proof !== null) proven.set(session, proof)
+        if (proof !== null) {
+          proven.set(session, proof)
+          provenStarts.set(session, proof.startTime)
+        }
         entries[index] = { ...entries[index]!, verdict: { _tag: "live", session } }
       })
       return entries

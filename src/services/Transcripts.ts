@@ -10,6 +10,7 @@ import * as path from "node:path"
 import type { Session } from "../domain/Session.js"
 import { isFileNameSafe, isLong, mayBeLongProject, projectsDirectory, transcriptPathOf } from "../domain/Transcript.js"
 import type { Files } from "./Files.js"
+import { keepProvenStart } from "./RegistryScan.js"
 
 export interface TranscriptFound {
   readonly transcriptPath: string | null
@@ -53,4 +54,4 @@ export const transcriptOf = (files: Files, home: string, session: Pick<Session, 
 
 /** The session with its transcript's fields. */
 export const withTranscript = (files: Files, home: string) => (session: Session): Effect.Effect<Session> =>
-  Effect.map(transcriptOf(files, home, session), (found) => ({ ...session, ...found }))
+  Effect.map(transcriptOf(files, home, session), (found) => keepProvenStart(session, { ...session, ...found }))

@@ -27,6 +27,7 @@ import { candidateOf, queryOf } from "../domain/SessionIdentity.js"
 import type { Status } from "../domain/Status.js"
 import type { RegistryEntry } from "../domain/Verdict.js"
 import { Registry, type ResolveQuery } from "./Registry.js"
+import { provenStartOf } from "./RegistryScan.js"
 import * as Timing from "./Timing.js"
 import { Watch } from "./Watch.js"
 
@@ -76,11 +77,19 @@ export const Wait = Context.GenericTag<Wait>("claude-peers/Wait")
  */
 export const stateOf = (session: Session): Status | null => session.stopped ? null : session.status
 
-/** Whether `now` is still the session resolved at the start: the same process, in the same conversation. */
-const sameSession = (resolved: Session, now: Session): boolean =>
-  now.pid === resolved.pid &&
-  now.sessionId === resolved.sessionId &&
-  (now.startedAtMs === null || resolved.startedAtMs === null || now.startedAtMs === resolved.startedAtMs)
+/**
+ * Whether `now` is still the session resolved at the start: the same process, in the same
+ * conversation. A process that took the pid may carry the same id and `startedAt` (a resumed
+ * conversation): the start times that proved the two records tell it apart, when both are known.
+ */
+const sameSession = (resolved: Session, now: Session): boolean => {
+  const started = provenStartOf(now)
+  const startedBefore = provenStartOf(resolved)
+  return now.pid === resolved.pid &&
+    now.sessionId === resolved.sessionId &&
+    (now.startedAtMs === null || resolved.startedAtMs === null || now.startedAtMs === resolved.startedAtMs) &&
+    (started === undefined || startedBefore === undefined || started === startedBefore)
+}
 
 /** What a wait learns from one look: nothing yet, the state reached, or the session's end. */
 type Step = { readonly _tag: "Reached"; readonly state: Status; readonly session: Session } | { readonly _tag: "Ended"; readonly verdict: EndVerdict }

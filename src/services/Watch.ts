@@ -34,9 +34,10 @@
  *   its own record over the dead one's. That is the old session `gone` with `pid_reused` and the new
  *   one `appeared`, never `changed`, or a caller holding the old session would take the new process
  *   for it. A new `sessionId` with the same start is the same process in another conversation:
- *   `changed`. Records without `startedAt` are told apart by the start time the probe read of the
- *   pid before each read: another start time is another process. A start time missing from both
- *   proves nothing, as an unreadable one does for the registry.
+ *   `changed`. The start time of the pid tells processes apart too, whatever the records say (a
+ *   resumed conversation keeps its id and may keep its `startedAt`): the one that proved each record,
+ *   else the probe's before each read. Another start time is another process; a start time missing
+ *   from either proves nothing, as an unreadable one does for the registry.
  */
 import type { PlatformError } from "@effect/platform/Error"
 import * as Clock from "effect/Clock"

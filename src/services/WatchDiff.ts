@@ -9,7 +9,7 @@ import { Session } from "../domain/Session.js"
 import { appeared, changed, gone, type SessionEvent } from "../domain/SessionEvent.js"
 import type { RegistryEntry, VerdictName } from "../domain/Verdict.js"
 import type { ProcessState } from "./ProcessProbe.js"
-import { type AddressScope, withAddresses } from "./RegistryScan.js"
+import { type AddressScope, provenStartOf, withAddresses } from "./RegistryScan.js"
 
 /** Verdicts that a write in progress or a removal in progress can produce: worth one more look. */
 const inconclusive: ReadonlySet<VerdictName> = new Set(["malformed", "unreadable"])
@@ -20,6 +20,8 @@ interface Tracked {
   readonly doubted: boolean
   /** What the probe said of the pid just before the read that found the session live; undefined when it was not probed. */
   readonly process: ProcessState | undefined
+  /** The start time of the session's process: the one that proved its record, else the probe's before the read. */
+  readonly startTime: string | undefined
 }
 
 /** The live sessions of the last read, by file. */
@@ -34,17 +36,16 @@ const startTimeOf = (state: ProcessState | undefined): string | undefined =>
 
 /**
  * Whether a session read now is the process tracked before: the same `startedAtMs` when both
- * records carry one; otherwise the same start time of the pid as the probe read it before each of
- * the two reads, when both are known. Only a proof of another process counts: what is missing or
- * unreadable proves nothing.
+ * records carry one, and the same start time of the process when both are known (the one that
+ * proved each record, else the probe's before each read). A process that took the pid may write
+ * the same `startedAt` (a resumed conversation); its start time is its own. Only a proof of another
+ * process counts: what is missing or unreadable proves nothing.
  */
-const sameProcess = (now: Session, before: Tracked, processNow: ProcessState | undefined): boolean => {
+const sameProcess = (now: Session, startedNow: string | undefined, before: Tracked): boolean => {
   const a = now.startedAtMs
   const b = before.session.startedAtMs
-  if (a !== null && b !== null) return a === b
-  const started = startTimeOf(processNow)
-  const startedBefore = startTimeOf(before.process)
-  return started === undefined || startedBefore === undefined || started === startedBefore
+  if (a !== null && b !== null && a !== b) return false
+  return startedNow === undefined || before.startTime === undefined || startedNow === before.startTime
 }
 
 /** Stopping or continuing a process changes its session (`stopped`) without touching its file. */
@@ -111,9 +112,11 @@ export const diffRegistry = (
     }
     const tracked = before.get(session.file)
     const process = processes.get(session.pid)
-    after.set(session.file, { session, doubted: false, process })
+    // `read[i]` is the session as the scan proved it; `session` may be a copy with its address.
+    const startTime = provenStartOf(read[i]!) ?? startTimeOf(process)
+    after.set(session.file, { session, doubted: false, process, startTime })
     if (tracked === undefined) events.push(appeared(session))
-    else if (!sameProcess(session, tracked, process)) events.push(gone(tracked.session, "pid_reused"), appeared(session))
+    else if (!sameProcess(session, startTime, tracked)) events.push(gone(tracked.session, "pid_reused"), appeared(session))
     else if (!sameSession(session, tracked.session)) events.push(changed(session, tracked.session))
   }
   // Array.prototype.sort is stable: a pid's `gone` stays before its `appeared`.
