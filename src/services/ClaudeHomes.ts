@@ -39,26 +39,6 @@ export interface ClaudeHomes {
    * answers (a named link re-pointed elsewhere) stops being watched, its sessions gone.
    */
   readonly all?: boolean | undefined
-  /**
-   * With `all`, `homes` found step by step, for a reader that checks the sessions of each home as it
-   * reads it: `first` is the homes named and the standard ones; each `next(accounted)` is the home of
-   * the next Claude Code process whose pid is not in `accounted` and that is not a home answered
-   * already, or none when no process is left. `accounted` is the pids of the live sessions read so
-   * far whose start time matched their record's: such a process wrote that record, and is taken to
-   * run under the home that holds it, so its environment is not read. One environment is read per
-   * home, rather than one per process, and the homes are those of `homes`, unless a home's records
-   * are another's (a copy of a home made while its sessions run, a `sessions` linked to another
-   * home's): then its processes are labelled with the home read first, and the other home is found
-   * only through a process it does not account for. Absent without `all` (and from a `ClaudeHomes`
-   * made elsewhere).
-   */
-  readonly stepwise?: Effect.Effect<HomeSteps> | undefined
-}
-
-/** One pass of `ClaudeHomes.stepwise`: the processes are listed once, when it is made. */
-export interface HomeSteps {
-  readonly first: ReadonlyArray<ClaudeHome.ClaudeHome>
-  readonly next: (accounted: ReadonlySet<number>) => Effect.Effect<Option.Option<ClaudeHome.ClaudeHome>>
 }
 
 export const ClaudeHomes = Context.GenericTag<ClaudeHomes>("claude-peers/ClaudeHomes")
@@ -208,32 +188,10 @@ export const make = (selection: HomesSelection, options: HomesOptions): Effect.E
     }).pipe(Effect.provide(context), Effect.withSpan("ClaudeHomes.homes"))
     // Found again each time, named homes too: a link among them may be re-pointed while a watch runs.
     const homes = found
-    const stepwise = Effect.gen(function*() {
-      const first = yield* distinct([...selection.roots, ...options.standard])
-      const answered = new Set(first)
-      const pids = yield* claudeProcesses
-      let at = 0
-      const next = (accounted: ReadonlySet<number>) =>
-        Effect.gen(function*() {
-          while (at < pids.length) {
-            const pid = pids[at++]!
-            if (accounted.has(pid)) continue
-            const home = yield* homeOfPid(pid)
-            if (home === undefined) continue
-            const [real] = yield* distinct([home])
-            if (answered.has(real!)) continue
-            answered.add(real!)
-            return Option.some(ClaudeHome.make(real!, options))
-          }
-          return Option.none()
-        }).pipe(Effect.provide(context), Effect.withSpan("ClaudeHomes.next"))
-      return { first: first.map((root) => ClaudeHome.make(root, options)), next }
-    }).pipe(Effect.provide(context), Effect.withSpan("ClaudeHomes.stepwise"))
     return ClaudeHomes.of({
       homes,
       several: selection.all || selection.roots.length > 1,
-      all: selection.all,
-      ...(selection.all ? { stepwise } : {})
+      all: selection.all
     })
   })
 

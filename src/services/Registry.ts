@@ -321,27 +321,14 @@ export const makeHomes = Effect.gen(function*() {
   const scan = (onlyLivePids: boolean) =>
     Effect.gen(function*() {
       const scanned: Array<RegistryEntry> = []
-      const accounted = new Set<number>()
+      // Every Claude Code process's home is looked for, also of a process whose live session a home
+      // read first holds: a copy of that record (a home copied while its sessions ran) would else
+      // hide the home it runs under, and with it the session it is in now.
       const read = (home: ClaudeHome) =>
         Effect.map(scanOf(home)(onlyLivePids), (entries) => {
-          for (const entry of entries) {
-            // A live session proven by its record's start time accounts for its process.
-            if (entry.verdict._tag === "live" && proven.has(entry.verdict.session)) accounted.add(entry.verdict.session.pid)
-            scanned.push(labelled(home.root)(entry))
-          }
+          for (const entry of entries) scanned.push(labelled(home.root)(entry))
         })
-      if (homes.stepwise === undefined) {
-        yield* Effect.forEach(yield* homes.homes, read, { discard: true })
-      } else {
-        // Each home's live sessions are read before the next home is looked for, so that the
-        // processes they account for need not be asked where their homes are: those whose start
-        // time matched their record's (a record without one may name another home's process).
-        const steps = yield* homes.stepwise
-        yield* Effect.forEach(steps.first, read, { discard: true })
-        for (let home = yield* steps.next(accounted); Option.isSome(home); home = yield* steps.next(accounted)) {
-          yield* read(home.value)
-        }
-      }
+      yield* Effect.forEach(yield* homes.homes, read, { discard: true })
       return scanned.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
     })
   // A registry file is `<home>/sessions/<pid>.json`.
