@@ -162,18 +162,18 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
     expect(fs.readdirSync(empty)).toEqual([])
   })
 
-  it("SIGTERM ends a waiting update with 143 and nothing written; it ends watch with 0", async () => {
+  it("SIGTERM ends a waiting update with 143 and nothing written; it (and SIGHUP) ends watch with 0", async () => {
     const held = makeHome({})
     // A live holder's lock (this test process): the update waits for it.
     const ownStart = startTimeOf(process.pid)
     fs.writeFileSync(path.join(held, ".settings.json.claude-peers.lock"), `${process.pid} ${ownStart}\n`)
     /** Sends SIGTERM once the command has printed something (its handlers are in place), or after `after` ms. */
-    const exitOf = (homeDir: string, args: Array<string>, after: number) =>
+    const exitOf = (homeDir: string, args: Array<string>, after: number, signal: NodeJS.Signals = "SIGTERM") =>
       new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>((resolve) => {
         const child = spawn(process.execPath, [binPath, "--claude-home", homeDir, ...args], { stdio: ["ignore", "pipe", "pipe"] })
         let stdout = ""
         let stderr = ""
-        const term = () => child.kill("SIGTERM")
+        const term = () => child.kill(signal)
         child.stdout.on("data", (d) => {
           stdout += d
           term()
@@ -195,6 +195,10 @@ describe("claude-peers command", { timeout: 60_000 }, () => {
     expect(JSON.parse(watch.stdout.split("\n")[0]!)).toMatchObject({ type: "appeared", session: { pid: a.pid } })
     expect(watch.code).toBe(0)
     expect(watch.stderr).toBe("")
+    // A closed terminal (SIGHUP) is taken over as SIGTERM is, by every command that takes signals:
+    // watch's first line comes after its handlers are in place.
+    const hungUp = await exitOf(watched, ["watch", "--json"], 20_000, "SIGHUP")
+    expect(hungUp).toMatchObject({ code: 0, signal: null, stderr: "" })
   })
 
   it("the Claude home: --claude-home, then CLAUDE_CONFIG_DIR (empty: the working directory), then ~/.claude", () => {

@@ -1,5 +1,5 @@
 /**
- * SIGINT and SIGTERM in the standalone command. A command takes them over only when it has
+ * SIGINT, SIGTERM and SIGHUP (a closed terminal, a dropped ssh connection) in the standalone command. A command takes them over only when it has
  * something to do with them, and otherwise leaves the default action (the process ends at once): a
  * handler cannot run while a write blocks on a stalled reader, so a command that installed one would
  * then ignore every signal. Either way a signal interrupts the command's fiber, so that its
@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { neverBlock } from "./Stdout.js"
 
-const numbers = { SIGINT: 2, SIGTERM: 15 } as const
+const numbers = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const
 type Signal = keyof typeof numbers
 
 let received: Signal | undefined
@@ -39,8 +39,7 @@ let installed = false
 const install = (): void => {
   if (installed) return
   installed = true
-  process.on("SIGINT", onSignal("SIGINT"))
-  process.on("SIGTERM", onSignal("SIGTERM"))
+  for (const signal of Object.keys(numbers) as Array<Signal>) process.on(signal, onSignal(signal))
 }
 
 /** `effect` with signals interrupting it: it ends with 128 + the signal's number. */
