@@ -16,8 +16,10 @@ export * as Wait from "./services/Wait.js"
 export * as Watch from "./services/Watch.js"
 
 export * as ClaudeHome from "./services/ClaudeHome.js"
+export * as ClaudeHomes from "./services/ClaudeHomes.js"
 export * as Files from "./services/Files.js"
 export * as ProcessProbe from "./services/ProcessProbe.js"
+export * as WatchHomes from "./services/WatchHomes.js"
 
 export { DeliveryResult, Mismatch } from "./domain/Delivery.js"
 export {

@@ -28,7 +28,7 @@ const consumer = `
 import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { ClaudeHome, Policy, Registry, resetPolicy, Settings, Timing, Watch } from "claude-peers"
+import { ClaudeHome, ClaudeHomes, Policy, Registry, resetPolicy, Settings, Timing, Watch, WatchHomes } from "claude-peers"
 import { command } from "claude-peers/cli"
 import { layerFiles as layerFilesNode, layerNode, layerPorts, layerProcessProbe as layerProbeNode } from "claude-peers/node"
 import {
@@ -64,6 +64,9 @@ export const nodePorts = [layerFilesNode, layerProbeNode] as const
 export const tree = makeMemoryTree()
 export const processes = makeMemoryProcesses()
 export const memoryPorts = [layerFilesMemory(tree), layerProbeMemory(processes)] as const
+// Several homes, composed by hand: the homes service and the layers that need it.
+export const homes = ClaudeHomes.layer({ roots: ["/tmp/a", "/tmp/b"], all: false }, { managedSettingsDirectory: "/etc/claude-code", standard: [] })
+export const overHomes = [Registry.layerHomes, WatchHomes.layer] as const
 `
 
 describe("declarations", () => {
