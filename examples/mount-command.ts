@@ -4,14 +4,16 @@
  * your tests: see `runInMemory` below), writes through Effect's `Console` (so a test can capture it),
  * installs no signal listener (Ctrl-C is the runtime's, which interrupts it), and ends a failure it
  * has reported with an `ExitCode` error carrying the contract's exit code (2 usage, 3 not live, …).
+ * `teardown` hands the runtime those codes, and 130 for an interruption (the default teardown's 0
+ * would tell a script that a cut-short update or send was done).
  */
 import { Command } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import type { ExitCode } from "claude-peers/cli"
-import { command as peers } from "claude-peers/cli"
+import { command as peers, teardown } from "claude-peers/cli"
 import { layerNode } from "claude-peers/node"
 import { layerMemory, makeMemoryWorld } from "claude-peers/testing"
 import { Console, Effect, Layer } from "effect"
+import { pathToFileURL } from "node:url"
 
 const myTool = Command.make("my-tool").pipe(Command.withSubcommands([peers]))
 const cli = Command.run(myTool, { name: "my-tool", version: "1.0.0" })
@@ -30,9 +32,11 @@ export const runInMemory = (args: ReadonlyArray<string>) =>
     return { exit, lines }
   })
 
-// In production: on the real machine; Ctrl-C interrupts the command (a settings update lets its lock go).
-cli(process.argv).pipe(
-  Effect.catchTag("ExitCode", (e: ExitCode) => Effect.sync(() => void (process.exitCode = e.code))),
-  Effect.provide(Layer.merge(layerNode(), NodeContext.layer)),
-  NodeRuntime.runMain
-)
+// In production, when run as a program (a test that imports `runInMemory` runs nothing on the real
+// machine): Ctrl-C interrupts the command (a settings update lets its lock go), and ends with 130.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  cli(process.argv).pipe(
+    Effect.provide(Layer.merge(layerNode(), NodeContext.layer)),
+    NodeRuntime.runMain({ teardown })
+  )
+}

@@ -9,13 +9,15 @@
 import * as Command from "@effect/cli/Command"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Console, Effect, Exit, Layer, Ref } from "effect"
+import { Console, Effect, Exit, FiberId, Layer, Ref } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { command, ExitCode, OutputLoss } from "../src/cli.js"
+import { command, ExitCode, OutputLoss, teardown } from "../src/cli.js"
 import { layerMemory, makeMemoryWorld, type MemoryWorld } from "../src/testing.js"
+import { recordText } from "./support/records.js"
+import { startTimeOf } from "./support/worlds.js"
 
 const host = Command.make("my-tool").pipe(Command.withSubcommands([command]))
 const runHost = Command.run(host, { name: "my-tool", version: "1.0.0" })
@@ -232,6 +234,19 @@ describe("the mounted command", () => {
 })
 
 describe("a host process that mounts the command", () => {
+  it("teardown: an ExitCode's code, 130 for an interruption, 1 for another failure, 0 for success", () => {
+    const codeOf = (exit: Exit.Exit<unknown, unknown>) => {
+      let code: number | undefined
+      teardown(exit, (c) => (code = c))
+      return code
+    }
+    expect(codeOf(Exit.fail(new ExitCode({ code: 5 })))).toBe(5)
+    expect(codeOf(Exit.interrupt(FiberId.none))).toBe(130)
+    expect(codeOf(Exit.fail(new Error("boom")))).toBe(1)
+    expect(codeOf(Exit.die(new Error("defect")))).toBe(1)
+    expect(codeOf(Exit.void)).toBe(0)
+  })
+
   const hostScript = path.resolve(import.meta.dirname, "support/mount-host.mjs")
 
   it("still stops on Ctrl-C after settings set", async () => {
@@ -258,6 +273,38 @@ describe("a host process that mounts the command", () => {
       // NodeRuntime's teardown ends an interrupted program with 0; it ended, which is what a host's Ctrl-C asks.
       expect({ code, signal }).toEqual({ code: 0, signal: null })
     } finally {
+      fs.rmSync(home, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  it("with teardown, Ctrl-C during a wait ends the host with 130, not the default teardown's 0", async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "claude-peers-mount-"))
+    const sleeper = spawn("sleep", ["600"], { stdio: "ignore" })
+    try {
+      fs.mkdirSync(path.join(home, "sessions"))
+      const record = recordText(sleeper.pid!, { procStart: startTimeOf(sleeper.pid!), sessionId: "waited", status: "busy" })
+      fs.writeFileSync(path.join(home, "sessions", `${sleeper.pid}.json`), record)
+      const script = path.resolve(import.meta.dirname, "support/mount-host-teardown.mjs")
+      const child = spawn(process.execPath, [script, "claude-peers", "--claude-home", home, "wait", "waited", "--until", "idle", "--json"], {
+        env: { PATH: process.env.PATH, HOME: "/nonexistent-home" },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on("exit", (code, signal) => resolve({ code, signal }))
+      )
+      // The runtime has SIGINT once the host says so; the wait runs until the session is idle, which
+      // it never becomes, so any time after that is alike.
+      let stderr = ""
+      await new Promise<void>((resolve) =>
+        child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+          stderr += chunk
+          if (stderr.includes("host: ready")) resolve()
+        })
+      )
+      child.kill("SIGINT")
+      expect(await exited).toEqual({ code: 130, signal: null })
+    } finally {
+      sleeper.kill("SIGKILL")
       fs.rmSync(home, { recursive: true, force: true })
     }
   }, 60_000)
