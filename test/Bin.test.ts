@@ -524,6 +524,44 @@ describe("the bundled command and its loader", { timeout: 60_000 }, () => {
     }
   })
 
+  it("both parts that watch follow a re-pointed home link at the interval, not at the periodic full read", async () => {
+    // The port's watch looks at its path every interval (`recheckEvery`); the full read comes only
+    // every 30 intervals (60 s here), so a watch that missed the re-pointing would wait past the limit.
+    const other = startSleeper()
+    for (const args of [["watch", "--json", "--interval", "2000"], ["--json", "watch", "--interval", "2000"]]) {
+      const [first, second] = [freshDir("first"), freshDir("second")]
+      for (const [home, name, pid] of [[first, "alpha", sleeper.pid], [second, "beta", other.pid]] as const) {
+        fs.mkdirSync(path.join(home, "sessions"))
+        const text = recordText(pid, { procStart: startTimeOf(pid), name, sessionId: `sess-${name}` })
+        fs.writeFileSync(path.join(home, "sessions", `${pid}.json`), text)
+      }
+      const link = path.join(freshDir("link"), "claude")
+      fs.symlinkSync(first, link)
+      const cli = startCli(["--claude-home", link, ...args], bin, { CLAUDE_PEERS_CACHE_DIR: freshDir("cache") })
+      type Line = { type: string; session: { name: string }; verdict?: string }
+      const lines = () => cli.stdout().split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Line)
+      const line = (count: number) => waitUntil(`line ${count} of ${args.join(" ")}`, 30_000, () => lines()[count - 1])
+      try {
+        await line(1)
+        // The watch's first whole read after its directory watch is in place comes 75 ms after it
+        // starts, and would see the new target by itself: the link is re-pointed well after that.
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+        fs.rmSync(link)
+        fs.symlinkSync(second, link)
+        await line(3)
+      } finally {
+        cli.child.kill("SIGTERM")
+      }
+      expect([args.join(" "), await cli.exited, cli.stderr()]).toEqual([args.join(" "), 0, ""])
+      expect(lines().map((l) => `${l.type} ${l.session.name}${l.verdict === undefined ? "" : ` ${l.verdict}`}`)).toEqual([
+        "appeared alpha",
+        "gone alpha removed",
+        "appeared beta"
+      ])
+    }
+    await killAndReap(other)
+  }, 90_000)
+
   it("runs under other Node flags keep caches of their own: alternating NODE_OPTIONS rewrites none", () => {
     const cacheDir = freshDir("cache")
     const plain = { CLAUDE_PEERS_CACHE_DIR: cacheDir }

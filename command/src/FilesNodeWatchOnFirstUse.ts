@@ -10,4 +10,5 @@ import type * as FilesNodeWatch from "../../src/layers/FilesNodeWatch.js"
 
 let loaded: typeof FilesNodeWatch | undefined
 
-export const watch: typeof FilesNodeWatch.watch = (path) => (loaded ??= require("../../src/layers/FilesNodeWatch.js") as typeof FilesNodeWatch).watch(path)
+export const watch = (...args: Parameters<typeof FilesNodeWatch.watch>): ReturnType<typeof FilesNodeWatch.watch> =>
+  (loaded ??= require("../../src/layers/FilesNodeWatch.js") as typeof FilesNodeWatch).watch(...args)
