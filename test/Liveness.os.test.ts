@@ -160,4 +160,23 @@ describe.runIf(isRoot && nobody !== null)("liveness on the real OS, with a secon
     await waitUntil("the process to continue", 30_000, () => (stateOf(pid) !== "T" ? true : undefined))
     expect((JSON.parse(runAs(null, home, ["list", "--json"]).stdout) as Array<Record<string, unknown>>)[0]).toMatchObject({ pid, stopped: false })
   }, 120_000)
+
+  // `unshare -p -f` without a /proc of its own: the host's /proc, where pid 2 is another process.
+  const ownNamespace = spawnSync("unshare", ["-p", "-f", "true"], { stdio: "ignore" }).status === 0
+  it.skipIf(!ownNamespace)("in a pid namespace that sees the host's /proc, no other process's start time or state is read", () => {
+    const home = makeHome()
+    // Inside, `sh` is pid 1 and its `sleep` pid 2; the host's /proc shows its own pid 2 there.
+    const script = [
+      "sleep 60 & P=$!",
+      `printf '{"pid":%d,"sessionId":"in-namespace","name":"ns","procStart":"1","messagingSocketPath":"/tmp/cc-socks/ns.sock"}' $P > "$1/sessions/$P.json"`,
+      `"$2" "$3" --claude-home "$1" inspect --json; "$2" "$3" --claude-home "$1" policy --json; kill $P`
+    ].join("; ")
+    const run = spawnSync("unshare", ["-p", "-f", "sh", "-c", script, "sh", home, process.execPath, binPath], { encoding: "utf8" })
+    expect(run.status, run.stderr).toBe(0)
+    const [inspected, policies] = run.stdout.trim().split("\n").map((line) => JSON.parse(line) as Array<Record<string, unknown>>)
+    // The recorded start time cannot be checked, which proves nothing (the contract): not pid_reused
+    // by the host's pid 2's start time.
+    expect(inspected).toMatchObject([{ verdict: "live", sessionId: "in-namespace" }])
+    expect(JSON.stringify(policies)).toMatch(/another pid namespace/)
+  }, 60_000)
 })

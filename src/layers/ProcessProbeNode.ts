@@ -154,13 +154,28 @@ const listedProcesses = (): ReadonlyArray<ListedProcess> => {
   })
 }
 
+/**
+ * Whether `/proc` is our pid namespace's: `/proc/self` names our own pid. A host's `/proc` seen from
+ * a pid namespace of its own (`unshare -p` without a `/proc` of its own) names us by the host's pid,
+ * and what it says of any pid is another process's: its state, its start time, its arguments.
+ */
+const procIsOurs = (): boolean => {
+  try {
+    return fs.readlinkSync("/proc/self") === String(process.pid)
+  } catch {
+    return false
+  }
+}
+
+const procOfAnotherNamespace =
+  "/proc belongs to another pid namespace than this process's (a host's /proc seen from a container): what it shows under this pid is another process"
+
 /** Read once per probe: a remount of `/proc` while a command runs is not worth a read per scan. */
 const procTrustedOnce = (): () => boolean => {
   let trusted: boolean | undefined
   return () => (trusted ??= (() => {
     try {
-      return fs.readlinkSync("/proc/self") === String(process.pid) &&
-        procListsEveryProcess(fs.readFileSync("/proc/self/mountinfo", "utf8"))
+      return procIsOurs() && procListsEveryProcess(fs.readFileSync("/proc/self/mountinfo", "utf8"))
     } catch {
       return false
     }
@@ -503,11 +518,14 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
   // Neither the machine id nor our own pid namespace changes while we run.
   let domain: Option.Option<string> | undefined
   const trustProc = procTrustedOnce()
+  let ours: boolean | undefined
+  // Without it, no process's state, start time or evidence can be read: `kill(pid, 0)` alone answers.
+  const ownProc = () => (ours ??= procIsOurs())
   const listing = (count: number): ReadonlySet<number> | null => platform === "linux" && count > listingThreshold ? processListing(trustProc) : null
   const statesOf = (alive: ReadonlyMap<number, Signalled>, startTimeOf: ReadonlySet<number>) => {
     switch (platform) {
       case "linux":
-        return Effect.succeed(linuxStates(alive, startTimeOf))
+        return Effect.succeed(ownProc() ? linuxStates(alive, startTimeOf) : livenessOnly(alive))
       case "darwin":
         return psStates(alive, startTimeOf)
       default:
@@ -532,14 +550,14 @@ export const makeNode = (platform: NodeJS.Platform = process.platform): ProcessP
         if (!isProcessId(pid)) return Effect.succeed(evidenceUnavailable(`${pid} is not a process id`))
         switch (platform) {
           case "linux":
-            return Effect.sync(() => linuxEvidence(pid, parts))
+            return Effect.sync(() => (ownProc() ? linuxEvidence(pid, parts) : evidenceUnavailable(procOfAnotherNamespace)))
           case "darwin":
             return psEvidence(pid, parts)
           default:
             return Effect.succeed(evidenceUnavailable(`this platform (${platform}) does not show another process's arguments or environment`))
         }
       }),
-    processes: Effect.sync(() => (platform === "linux" ? listedProcesses() : [])),
+    processes: Effect.sync(() => (platform === "linux" && ownProc() ? listedProcesses() : [])),
     signal,
     // The effective uid, which decides what this process may signal and whose files it writes.
     user: Effect.sync(() => (typeof process.geteuid === "function" ? Option.some(process.geteuid()) : Option.none())),
