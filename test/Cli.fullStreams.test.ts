@@ -91,4 +91,13 @@ describe("the standalone command's streams", { timeout: 60_000 }, () => {
       expect(closed.stderr).not.toMatch(/EPIPE|at /)
     })
   }
+
+  it("help lists none of the parser's options the command refuses, and names the ones it keeps", () => {
+    for (const args of [[], ["--help"], ["list", "--help"], ["settings", "set", "--help"]]) {
+      const help = runCli(args)
+      expect([args.join(" "), help.status]).toEqual([args.join(" "), 0])
+      expect(help.stdout).not.toMatch(/--wizard|--log-level/)
+    }
+    expect(runCli([]).stdout).toMatch(/--help \(-h\) after any command, --version, --completions bash\|fish\|sh\|zsh/)
+  })
 })

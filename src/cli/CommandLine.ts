@@ -3,11 +3,13 @@
  * command tree (`Root.ts`). The standalone command comes here for what its fast path leaves (help,
  * mistakes, unusual spellings), a mounted command for every command line.
  */
+import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
 import { isValidationError } from "@effect/cli/ValidationError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { arrangedArgv, type Reading } from "./Argv.js"
+import { commandTable } from "./CommandTable.js"
 import { printCompletionScript, requestedCompletionShell } from "./Completions.js"
 import { completionShells } from "./CompletionTree.js"
 import { printLine } from "./Output.js"
@@ -19,12 +21,21 @@ import { quotedWord } from "./Text.js"
 /** The version `--version` prints. */
 export const version = "0.1.0"
 
+/** The program's help names the parser's options that the command keeps, since it lists none of the parser's. */
+const withBuiltIns = Command.withDescription(
+  commandTree,
+  `${commandTable.description} Also: --help (-h) after any command, --version, --completions bash|fish|sh|zsh.`
+)
+
 /** `@effect/cli` on words in the order it takes them; its usage errors become the command's. */
 const parse = (words: ReadonlyArray<string>) =>
   withParserConsole((commandConsole) =>
-    Command.run(commandTree, { name: "claude-peers", version })(["node", "claude-peers", ...words]).pipe(
+    Command.run(withBuiltIns, { name: "claude-peers", version })(["node", "claude-peers", ...words]).pipe(
       Effect.updateService(Runner, (run) => (invocation) => Console.withConsole(run(invocation), commandConsole)),
-      Effect.catchIf(isValidationError, (error) => Effect.fail(new UsageError({ message: "error" in error ? usageMessage(error.error) : "usage error" })))
+      Effect.catchIf(isValidationError, (error) => Effect.fail(new UsageError({ message: "error" in error ? usageMessage(error.error) : "usage error" }))),
+      // The parser's own options (`--log-level`, `--wizard`) are refused here, so help does not list
+      // them; the ones kept (`--help`, `--version`, `--completions`) are in the program's description.
+      Effect.provide(CliConfig.layer({ showBuiltIns: false }))
     )
   )
 
