@@ -9,7 +9,7 @@
  */
 import { Command } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { command as peers, teardown } from "claude-peers/cli"
+import { command as peers, type ExitCode, teardown } from "claude-peers/cli"
 import { layerNode } from "claude-peers/node"
 import { layerMemory, makeMemoryWorld } from "claude-peers/testing"
 import { Console, Effect, Layer } from "effect"
@@ -36,6 +36,8 @@ export const runInMemory = (args: ReadonlyArray<string>) =>
 // machine): Ctrl-C interrupts the command (a settings update lets its lock go), and ends with 130.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   cli(process.argv).pipe(
+    // Reported already (its sentence or JSON error): the code alone is left to give.
+    Effect.catchTag("ExitCode", (e: ExitCode) => Effect.sync(() => void (process.exitCode = e.code))),
     Effect.provide(Layer.merge(layerNode(), NodeContext.layer)),
     NodeRuntime.runMain({ teardown })
   )

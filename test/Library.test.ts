@@ -24,6 +24,7 @@ describe("the package entries", () => {
       "Changed",
       "Ended",
       "ClaudeHome",
+      "ClaudeHomes",
       "Delivery",
       "DeliveryCause",
       "DeliveryFailed",
@@ -65,6 +66,7 @@ describe("the package entries", () => {
       "Wait",
       "WaitState",
       "Watch",
+      "WatchHomes",
       "WouldBeHeld",
       "effectiveFor",
       "maxMessageLength",
@@ -88,7 +90,7 @@ describe("the package entries", () => {
       "makeMemoryTree",
       "makeMemoryWorld"
     ])
-    expect(Object.keys(Cli).sort()).toEqual(["ExitCode", "OutputFailed", "OutputLoss", "UsageError", "command"])
+    expect(Object.keys(Cli).sort()).toEqual(["ExitCode", "OutputFailed", "OutputLoss", "UsageError", "command", "teardown"])
   })
 
   it("each module of the root entry is an entry of its own, the same module", async () => {
