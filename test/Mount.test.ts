@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { command, ExitCode, OutputLoss, teardown } from "../src/cli.js"
+import { type CommandSpec, commandTable } from "../src/cli/CommandTable.js"
 import { layerMemory, makeMemoryWorld, type MemoryWorld } from "../src/testing.js"
 import { recordText } from "./support/records.js"
 import { startTimeOf } from "./support/worlds.js"
@@ -221,7 +222,13 @@ describe("the mounted command", () => {
       }
       const list = yield* run(world, ["claude-peers", "list", "--help"])
       expect(list.stdout.join("\n")).toMatch(/list the live Claude Code sessions/)
-      expect(list.stdout.join("\n")).toMatch(/--json/)
+      expect(list.stdout.join("\n")).toMatch(/--json \(print JSON/)
+      // The host's list of commands shows each one's description beside its name.
+      const top = (yield* run(world, ["claude-peers", "--help"])).stdout.join("\n")
+      const described = (spec: CommandSpec): ReadonlyArray<CommandSpec> => [spec, ...(spec.subcommands ?? []).flatMap(described)]
+      for (const spec of described(commandTable).slice(1)) {
+        expect(top, spec.name).toMatch(new RegExp(`- (\\S+ )*${spec.name} <ARGS>\\.\\.\\.\\s+${spec.description.slice(0, 30).replace(/[()]/g, "\\$&")}`))
+      }
     }))
 
   it.effect("leaves no process-wide signal listener behind", () =>

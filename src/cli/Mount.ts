@@ -19,8 +19,6 @@
 import * as Args from "@effect/cli/Args"
 import type * as CliApp from "@effect/cli/CliApp"
 import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Span from "@effect/cli/HelpDoc/Span"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -102,45 +100,39 @@ const runWords = (words: ReadonlyArray<string>) =>
     )
   })
 
-/** A command's help as the host's parser shows it: the table's description, options and argument. */
-const helpOf = (spec: CommandSpec): HelpDoc.HelpDoc => {
+/**
+ * What a level's words may be, as the host's parser shows them under its `<ARGS>...`: the table's
+ * arguments and options. The command's own description stays one paragraph, which is what the
+ * host's list of commands shows beside each name.
+ */
+const wordsOf = (spec: CommandSpec) => {
   const options = spec.options.filter((option) => option.builtIn !== true)
   const terms = [
-    ...(spec.arguments ?? []).map((argument) => [argument.name, argument.description] as const),
-    ...options.map((option) => [option.value === undefined ? option.name : `${option.name} ${option.value.placeholder}`, option.description] as const)
+    ...(spec.arguments ?? []).map((argument) => `<${argument.name}> (${argument.description})`),
+    ...options.map((option) => `${option.value === undefined ? option.name : `${option.name} ${option.value.placeholder}`} (${option.description})`)
   ]
-  const description = HelpDoc.p(spec.description)
-  return terms.length === 0
-    ? description
-    : HelpDoc.sequence(
-      description,
-      HelpDoc.descriptionList(terms.map(([term, text]) => [Span.text(term), HelpDoc.p(text)]) as unknown as [[Span.Span, HelpDoc.HelpDoc]])
-    )
+  const description = terms.length === 0 ? "none (a command below)" : `in any order: ${terms.join("; ")}`
+  return Args.text({ name: "ARGS" }).pipe(Args.withDescription(`the command's options and arguments, ${description}`), Args.repeated)
 }
 
 type Words = { readonly words: ReadonlyArray<string> }
 /** A level's handler also reads the levels above it, which `withSubcommands` provides. */
 type Mounted = Command.Command<string, Services | CliApp.CliApp.Environment, ExitCode, Words>
 
-/** Every option and argument of a level, as typed: the standalone's walk decides what they are. */
-const words = Args.text({ name: "ARGS" }).pipe(
-  Args.withDescription("the command's options and arguments, as the description lists them, in any order"),
-  Args.repeated
-)
-
 /**
  * One level of the tree. Its handler (the deepest level's runs) puts the line back together from the
  * words each level above took, its own name, and its own words, in the order they were typed.
  */
 const levelOf = (spec: CommandSpec, above: ReadonlyArray<{ readonly name: string; readonly command: Mounted }>): Mounted => {
-  const self: Mounted = Command.make(spec.name, { words }, ({ words }) =>
+  // Every option and argument of a level, as typed: the standalone's walk decides what they are.
+  const self: Mounted = Command.make(spec.name, { words: wordsOf(spec) }, ({ words }) =>
     Effect.gen(function*() {
       let line: ReadonlyArray<string> = []
       for (const [at, level] of above.entries()) {
         line = [...line, ...(at > 0 ? [level.name] : []), ...(yield* level.command).words]
       }
       return yield* runWords([...line, ...(above.length > 0 ? [spec.name] : []), ...words])
-    })).pipe(Command.withDescription(helpOf(spec))) as unknown as Mounted
+    })).pipe(Command.withDescription(spec.description)) as unknown as Mounted
   const chain = [...above, { name: spec.name, command: self }]
   const subcommands = spec.subcommands
   return subcommands === undefined
