@@ -6,7 +6,7 @@
  * Claude Code 2.1.332 names them.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, Fiber, Stream } from "effect"
+import { Effect, Either, Exit, FastCheck as fc, Fiber, Stream } from "effect"
 import * as Chunk from "effect/Chunk"
 import * as path from "node:path"
 import { IdentityMismatch } from "../src/domain/Errors.js"
@@ -184,6 +184,32 @@ describe("several Claude homes (memory world)", () => {
     expect([...all.listed].sort()).toEqual([`sess-new /homes/h2`, `sess-old ${world.home.root}`].sort())
     expect(all).toEqual(await answers({ claudeHomes: ["/homes/h2"] }))
     expect(all.old).toBe("IdentityMismatch")
+  })
+
+  it("--all-homes: a pid taken (same id and startedAt) between the resolve and the watch's first read ends the wait pid_reused", async () => {
+    const world = makeMemoryWorld()
+    const home = "/homes/b"
+    const { pid, startTime } = world.processes.spawn({ arguments: ["/usr/bin/claude"], environment: { CLAUDE_CONFIG_DIR: home } })
+    const file = path.join(home, "sessions", `${pid}.json`)
+    world.tree.writeFile(file, recordText(pid, { procStart: startTime, sessionId: "same", startedAt: 1796007021392, status: "busy" }))
+    let swapped = false
+    // The resolve asks for the process's home once, the watch's first read again: the swap comes then.
+    world.processes.onNextEvidence(pid, () => {
+      world.processes.onNextEvidence(pid, () => {
+        swapped = true
+        world.processes.kill(pid)
+        const now = world.processes.reuse(pid)
+        world.tree.writeFile(file, recordText(pid, { procStart: now, sessionId: "same", startedAt: 1796007021392, status: "idle" }))
+      })
+    })
+    const exit = await Effect.runPromise(
+      Effect.gen(function*() {
+        const wait = yield* Wait
+        return yield* Effect.exit(wait.waitFor({ sessionId: "same" }, ["idle"], { interval: 50, timeout: 20_000 }))
+      }).pipe(Effect.provide(layerMemory(world, { allHomes: true, claudeHomes: [home] })))
+    )
+    expect(swapped).toBe(true)
+    expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : exit).toMatchObject({ _tag: "Ended", verdict: "pid_reused" })
   })
 
   it("a process's home by Claude Code's rule; unknown when its environment is not readable", () => {

@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
 import * as path from "node:path"
 import type { SessionPolicy, SettingsSource } from "../src/domain/Policy.js"
+import { layerMemory, makeMemoryWorld } from "../src/layers/Memory.js"
 import { Policy } from "../src/services/Policy.js"
 import { Registry, type ResolveQuery } from "../src/services/Registry.js"
 import {
@@ -21,6 +22,7 @@ import {
   resolvedOf,
   settingsText
 } from "./support/policyWorlds.js"
+import { recordText } from "./support/records.js"
 
 const answer = (policy: SessionPolicy) => ({ effective: policy.effective, decidedBy: policy.decidedBy, certainty: policy.certainty })
 
@@ -736,5 +738,33 @@ describe("policy: what the OS cannot play as root (memory layers)", () => {
     })
     const exit = await Effect.runPromise(Effect.exit(Effect.provide(Effect.flatMap(Policy, (p) => p.resolve({ sessionId: again.sessionId })), world.layer)))
     expect(Exit.isFailure(exit) && Option.getOrThrow(Cause.failureOption(exit.cause))._tag).toBe("NotLive")
+  })
+
+  it("a pid taken, with the same session id and startedAt, while resolve reads its evidence: the policy is the new process's", async () => {
+    // A resumed conversation in a new process on the same pid: the two resolves agree on pid and
+    // id, and only the start times that proved the records tell the processes apart.
+    const world = makeMemoryWorld()
+    const { pid, startTime } = world.processes.spawn({ arguments: ["/usr/bin/claude", "--settings", "{\"crossSessionInbound\":\"refuse\"}"] })
+    const file = path.join(world.home.root, "sessions", `${pid}.json`)
+    world.tree.writeFile(file, recordText(pid, { procStart: startTime, sessionId: "same", startedAt: 1796007021392 }))
+    // Right after the old process's evidence is read (`onNextEvidence` runs before it is).
+    const probe = world.processes.probe as { evidence: typeof world.processes.probe.evidence }
+    const evidence = probe.evidence
+    let swapped = false
+    probe.evidence = (p, parts) =>
+      Effect.tap(evidence(p, parts), () =>
+        Effect.sync(() => {
+          if (swapped || p !== pid) return
+          swapped = true
+          world.processes.kill(pid)
+          const now = world.processes.reuse(pid)
+          world.tree.writeFile(file, recordText(pid, { procStart: now, sessionId: "same", startedAt: 1796007021392 }))
+        }))
+    const resolve = Effect.flatMap(Policy, (policy) => policy.resolve({ sessionId: "same" })).pipe(Effect.provide(layerMemory(world)))
+    const raced = await Effect.runPromise(resolve)
+    const after = await Effect.runPromise(resolve)
+    expect(swapped).toBe(true)
+    expect(after.policy.effective).toBe(null)
+    expect([raced.session.pid, raced.policy.effective]).toEqual([after.session.pid, after.policy.effective])
   })
 })

@@ -179,6 +179,35 @@ describe("Wait.waitFor", () => {
       expect(failureOf(yield* settle(fiber))).toMatchObject({ _tag: "Ended", verdict: "pid_reused" })
     }))
 
+  it.scoped("a pid taken (same id and startedAt) between the resolve and the watch's first read is Ended pid_reused", () =>
+    Effect.gen(function*() {
+      const world = makeWatchWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc, { name: "app", status: "busy", sessionId: "same", startedAt: 1796007021392 })
+      let reads = 0
+      // The watch's first read is the registry's first `inspect`, after the resolve.
+      const onRead = () => {
+        if (reads++ > 0) return
+        world.processes.kill(proc.pid)
+        const startTime = world.processes.reuse(proc.pid)
+        writeLive(world, { pid: proc.pid, startTime }, { name: "app", status: "idle", sessionId: "same", startedAt: 1796007021392 })
+      }
+      const layer = Wait.layer.pipe(Layer.provideMerge(layerOf(world, { onRead })))
+      const fiber = yield* Effect.flatMap(Wait.Wait, (w) => w.waitFor({ sessionId: "same" }, ["idle"])).pipe(Effect.provide(layer), Effect.fork)
+      yield* TestClock.adjust(2 * window)
+      let exit: Exit.Exit<unknown, unknown> | undefined
+      for (let t = 0; t < 2 * interval + 2 * window && exit === undefined; t += 50) {
+        const done = yield* Fiber.poll(fiber)
+        if (done._tag === "Some") exit = done.value
+        else yield* TestClock.adjust(50)
+      }
+      expect(reads).toBeGreaterThan(0)
+      expect(exit !== undefined && Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : exit).toMatchObject({
+        _tag: "Ended",
+        verdict: "pid_reused"
+      })
+    }))
+
   it.scoped("another conversation in the same process ends the session asked for: session_replaced", () =>
     Effect.gen(function*() {
       const world = makeWatchWorld()

@@ -351,6 +351,36 @@ describe("watch", () => {
       expect(yield* watch.summaries(3 * interval)).toEqual([])
     }))
 
+  it.scoped("a pid taken between the probe and a notification's read, same id and startedAt: gone pid_reused, then appeared", () =>
+    Effect.gen(function*() {
+      // The probe before the read still sees the old process; only the proof of the record read
+      // (the new process's start) tells them apart, and the read's session is a copy with its address.
+      const world = makeMemoryWorld()
+      const proc = world.processes.spawn()
+      writeLive(world, proc, { sessionId: "same-session", startedAt: 1796007021392, status: "busy" })
+      const base = FilesMemory.make(world.files)
+      let armed = false
+      const files: Files = {
+        ...base,
+        readBounded: (...args: Parameters<Files["readBounded"]>) =>
+          Effect.suspend(() => {
+            if (armed) {
+              armed = false
+              world.processes.kill(proc.pid)
+              const startTime = world.processes.reuse(proc.pid)
+              writeLive(world, { pid: proc.pid, startTime }, { sessionId: "same-session", startedAt: 1796007021392, status: "idle" })
+            }
+            return base.readBounded(...args)
+          })
+      }
+      const watch = yield* startWatch(world, {}, { files })
+      expect(watch.start).toEqual([`appeared ${proc.pid}`])
+      armed = true
+      writeLive(world, proc, { sessionId: "same-session", startedAt: 1796007021392, status: "waiting" })
+      const events = yield* watch.advance(window)
+      expect(events.map(summary)).toEqual([`gone ${proc.pid} pid_reused`, `appeared ${proc.pid}`])
+    }))
+
   it.scoped("a new process on a reused pid that writes the same session id and startedAt: gone pid_reused, then appeared", () =>
     Effect.gen(function*() {
       // A resumed conversation keeps its id and, as a record may, its startedAt: only the start

@@ -1,8 +1,10 @@
 /**
- * The exit code a host's runtime gives the mounted command's end, as the standalone command gives it:
- * the `ExitCode` of a failure it reported, 130 for an interruption (Ctrl-C: never 0, so that a script
- * does not take a `settings` update or a `send` cut short for done), 1 for any other failure, else 0.
- * `NodeRuntime.runMain`'s default teardown makes an interruption 0.
+ * The exit code a host's runtime gives the mounted command's end: the `ExitCode` of a failure it
+ * reported, 130 for an interruption (never 0, so that a script does not take a `settings` update or
+ * a `send` cut short for done), 1 for any other failure, else 0. `NodeRuntime.runMain`'s default
+ * teardown makes an interruption 0. An interruption does not say which signal caused it, so it is
+ * 130 whatever it was (the standalone command gives SIGTERM 143 and SIGHUP 129), and so for `watch`
+ * too, which the standalone command ends with 0 on a signal.
  */
 import type { Teardown } from "@effect/platform/Runtime"
 import * as Cause from "effect/Cause"

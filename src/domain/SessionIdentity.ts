@@ -5,9 +5,6 @@
 import type { Candidate, SessionQuery } from "./Errors.js"
 import type { Session } from "./Session.js"
 
-/** The same session: the same pid and the same session id (a process can start another session). */
-export const sameSession = (a: Session, b: Session): boolean => a.pid === b.pid && a.sessionId === b.sessionId
-
 /** A session as a refusal's evidence names it. */
 export const candidateOf = (s: Session): Candidate => ({
   pid: s.pid,

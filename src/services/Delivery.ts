@@ -25,6 +25,7 @@ import { candidateOf, queryOf } from "../domain/SessionIdentity.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { Policy } from "./Policy.js"
 import { Registry, type ResolveError, type ResolveQuery } from "./Registry.js"
+import { sameProvenSession } from "./RegistryScan.js"
 import { failWhenCancelled, Relay } from "./Relay.js"
 import { Timing } from "./Timing.js"
 
@@ -72,10 +73,9 @@ export const predictionFor = (policy: SessionPolicy, senderClass: PermissionMode
   return { effective: outcome.outcome, decidedBy: policy.decidedBy, certainty: outcome.certainty }
 }
 
-/** Whether `now` is the process resolved: the fields that together name one process and its inbox. */
+/** Whether `now` is the process resolved: the fields that together name one process and its inbox, and its proven start. */
 const sameProcess = (resolved: Session, now: Session): boolean =>
-  now.pid === resolved.pid && now.sessionId === resolved.sessionId && now.socketPath === resolved.socketPath &&
-  now.startedAtMs === resolved.startedAtMs
+  sameProvenSession(resolved, now) && now.socketPath === resolved.socketPath && now.startedAtMs === resolved.startedAtMs
 
 export const make = Effect.gen(function*() {
   const policies = yield* Policy

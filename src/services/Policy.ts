@@ -22,12 +22,12 @@ import type { SessionPolicy } from "../domain/Policy.js"
 import { type FileFact, isPreStartedWorker, type JobLaunch, sessionPolicyOf, trustedLaunch } from "../domain/PolicyEvidence.js"
 import { projectSettingsFiles } from "../domain/ProjectSettings.js"
 import type { Session } from "../domain/Session.js"
-import { sameSession } from "../domain/SessionIdentity.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { Files } from "./Files.js"
 import { type FileReader, gitRootOf, gitRootOwnersOf, makeFileReader, managedFacts, sessionView, userFact } from "./PolicyFiles.js"
 import { type ProcessEvidence, ProcessProbe } from "./ProcessProbe.js"
 import { Registry, type ResolveError, type ResolveOptions, type ResolveQuery } from "./Registry.js"
+import { sameProvenSession } from "./RegistryScan.js"
 
 /**
  * One session resolved with its policy: `policy` was read for this `session` (same pid, same
@@ -297,7 +297,7 @@ export const make = Effect.gen(function*() {
     for (let attempt = 1;; attempt++) {
       const evidence = yield* evidenceOf(session)
       const again = yield* registry.resolve(query, options)
-      if (sameSession(again, session)) return { session: again, policy: yield* policyOf(makeFileReader(files), again, evidence) }
+      if (sameProvenSession(again, session)) return { session: again, policy: yield* policyOf(makeFileReader(files), again, evidence) }
       if (attempt >= resolveAttempts) {
         const reason = "the session's process kept changing while it was read"
         const policy = yield* policyOf(makeFileReader(files), again, changed(reason), Effect.succeed(unreadable(reason)))

@@ -13,14 +13,14 @@ import * as path from "node:path"
 import { IdentityMismatch, NotAddressable, NotLive } from "../domain/Errors.js"
 import { normalizeName } from "../domain/Names.js"
 import type { Session } from "../domain/Session.js"
-import { candidateOf, queryOf, sameSession } from "../domain/SessionIdentity.js"
+import { candidateOf, queryOf } from "../domain/SessionIdentity.js"
 import type { RegistryEntry } from "../domain/Verdict.js"
 import { describeVerdict } from "../domain/VerdictWords.js"
 import { ClaudeHome } from "./ClaudeHome.js"
 import { ClaudeHomes } from "./ClaudeHomes.js"
 import { Files } from "./Files.js"
 import { ProcessProbe } from "./ProcessProbe.js"
-import { type AddressScope, keepProvenStart, liveSessions, makeScan, type ProvenStarts } from "./RegistryScan.js"
+import { type AddressScope, keepProvenStart, liveSessions, makeScan, type ProvenStarts, sameProvenSession } from "./RegistryScan.js"
 import { Timing } from "./Timing.js"
 import { withTranscript } from "./Transcripts.js"
 
@@ -196,7 +196,7 @@ const answers = (
       const given = new Map(sessions.map((s) => [s.file, s]))
       return liveSessions(entries).flatMap((now) => {
         const was = given.get(now.file)
-        if (was === undefined || !sameSession(was, now)) return []
+        if (was === undefined || !sameProvenSession(was, now)) return []
         // Only the sessions read again decided `now.address`: a name they do not share may be
         // shared with one that was not read again, or that started since `list`.
         return [now.address === null ? now : { ...now, address: `uds:${now.socketPath}` }]

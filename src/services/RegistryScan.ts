@@ -155,6 +155,18 @@ const provenStarts = new WeakMap<Session, string>()
 
 export const provenStartOf = (session: Session): string | undefined => provenStarts.get(session)
 
+/**
+ * The same pid and session id, and nothing that proves another process: the start times that proved
+ * the two agree when both are known. A process that took the pid may write the old one's session
+ * id (a resumed conversation).
+ */
+export const sameProvenSession = (a: Session, b: Session): boolean => {
+  if (a.pid !== b.pid || a.sessionId !== b.sessionId) return false
+  const started = provenStarts.get(a)
+  const startedToo = provenStarts.get(b)
+  return started === undefined || startedToo === undefined || started === startedToo
+}
+
 export const keepProvenStart = (from: Session, to: Session): Session => {
   const start = provenStarts.get(from)
   if (start !== undefined) provenStarts.set(to, start)

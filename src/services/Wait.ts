@@ -27,7 +27,7 @@ import { candidateOf, queryOf } from "../domain/SessionIdentity.js"
 import type { Status } from "../domain/Status.js"
 import type { RegistryEntry } from "../domain/Verdict.js"
 import { Registry, type ResolveQuery } from "./Registry.js"
-import { provenStartOf } from "./RegistryScan.js"
+import { sameProvenSession } from "./RegistryScan.js"
 import * as Timing from "./Timing.js"
 import { Watch } from "./Watch.js"
 
@@ -82,14 +82,9 @@ export const stateOf = (session: Session): Status | null => session.stopped ? nu
  * conversation. A process that took the pid may carry the same id and `startedAt` (a resumed
  * conversation): the start times that proved the two records tell it apart, when both are known.
  */
-const sameSession = (resolved: Session, now: Session): boolean => {
-  const started = provenStartOf(now)
-  const startedBefore = provenStartOf(resolved)
-  return now.pid === resolved.pid &&
-    now.sessionId === resolved.sessionId &&
-    (now.startedAtMs === null || resolved.startedAtMs === null || now.startedAtMs === resolved.startedAtMs) &&
-    (started === undefined || startedBefore === undefined || started === startedBefore)
-}
+const sameSession = (resolved: Session, now: Session): boolean =>
+  sameProvenSession(resolved, now) &&
+  (now.startedAtMs === null || resolved.startedAtMs === null || now.startedAtMs === resolved.startedAtMs)
 
 /** What a wait learns from one look: nothing yet, the state reached, or the session's end. */
 type Step = { readonly _tag: "Reached"; readonly state: Status; readonly session: Session } | { readonly _tag: "Ended"; readonly verdict: EndVerdict }
