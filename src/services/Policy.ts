@@ -31,8 +31,8 @@ import { sameProvenSession } from "./RegistryScan.js"
 
 /**
  * One session resolved with its policy: `policy` was read for this `session` (same pid, same
- * session id, the same live record), so a sender can address `session.address` without resolving
- * again.
+ * session id, the same process by the start time that proved its record), so a sender can address
+ * `session.address` without resolving again.
  */
 export interface ResolvedPolicy {
   readonly session: Session

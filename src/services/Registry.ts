@@ -78,8 +78,8 @@ export interface Registry {
   /**
    * Those of `sessions` (as `list` gave them) that are still the same live records, sorted by pid:
    * each one's record file read again and its process asked again, and no other file of the
-   * registry read. Same means the same pid and session id, and a process that is still the one its
-   * record names. How a caller that read something of a session's processes after `list` (its
+   * registry read. Same means the same pid and session id, the same start time where both records
+   * proved one, and a process that is still the one its record names. How a caller that read something of a session's processes after `list` (its
    * arguments, its environment) learns that what it read was that session's. Each comes as its
    * record says now, with its socket form for `address` (`uds:<socket>`; null as `list` has it): only
    * a read of every live record can tell that a name reaches one session alone. Each record is read
