@@ -131,6 +131,9 @@ describe("settings command (built, real OS)", () => {
       const run = await claudePeers(home, ...args)
       expect(run.code, args.join(" ")).toBe(2)
     }
+    // A missing value says what the value may be, as a wrong one does.
+    const missing = await claudePeers(home, "set", "--json")
+    expect([missing.code, JSON.parse(missing.stdout).error.message]).toEqual([2, "settings set needs <VALUE>: accept, hold or refuse"])
     const stale = await claudePeers(home, "set", "hold", "--expect-revision", hex(Buffer.from("{}")), "--json")
     expect(stale.code).toBe(5)
     expect(JSON.parse(stale.stdout).error.reason).toBe("changed_during_write")
