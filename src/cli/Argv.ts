@@ -157,15 +157,19 @@ export const readArgv = (args: ReadonlyArray<string>, tree: CommandSpec = comman
   if (dashed !== undefined) found(`${quotedWord(dashed)} is not an argument of ${reached}: none starts with -`)
   // A word past the arguments the command takes: @effect/cli would name the word, not the command.
   if (subcommands === undefined) {
-    const takes = chain.at(-1)!.argumentNames
-    const extra = [...words, ...(afterDashes ?? [])][takes.length]
+    const takes = chain.at(-1)!.arguments
+    const given = [...words, ...(afterDashes ?? [])]
+    const extra = given[takes.length]
     if (extra !== undefined) {
       found(
         takes.length === 0
           ? `${reached} takes no argument, not ${quotedWord(extra)}`
-          : `${quotedWord(extra)} is one argument too many for ${reached}, which takes ${takes.join(" then ")}`
+          : `${quotedWord(extra)} is one argument too many for ${reached}, which takes ${takes.map((a) => a.name).join(" then ")}`
       )
     }
+    // A required one not given: @effect/cli would say only `Missing argument <VALUE>`.
+    const absent = takes.filter((argument) => argument.required)[given.length]
+    if (absent !== undefined) found(`${path.join(" ")} needs <${absent.name}>: ${absent.description}`)
   }
   for (const [depth, given] of options.entries()) {
     const twice = given.find((option, at) =>
@@ -199,7 +203,7 @@ const arranged = (option: GivenOption): ReadonlyArray<string> =>
 const joinedRepeats = (command: CommandSpec | undefined, given: ReadonlyArray<GivenOption>): ReadonlyArray<GivenOption> => {
   const joined: Array<GivenOption> = []
   for (const option of given) {
-    if (declared(command ?? { name: "", options: [], argumentNames: [] }, option.name)?.repeatable !== true || option.value === undefined) {
+    if (declared(command ?? { name: "", options: [], arguments: [] }, option.name)?.repeatable !== true || option.value === undefined) {
       joined.push(option)
       continue
     }

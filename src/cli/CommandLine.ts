@@ -9,7 +9,7 @@ import { isValidationError } from "@effect/cli/ValidationError"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { arrangedArgv, type Reading } from "./Argv.js"
-import { type CommandSpec, commandTable } from "./CommandTable.js"
+import { commandTable } from "./CommandTable.js"
 import { printCompletionScript, requestedCompletionShell } from "./Completions.js"
 import { completionShells } from "./CompletionTree.js"
 import { printLine } from "./Output.js"
@@ -56,22 +56,5 @@ export const runArguments = (reading: Reading) => {
       : Effect.fail(new UsageError({ message: `--completions takes ${completionShells.join(", ")}, not ${quotedWord(completions.value)}` }))
   }
   if (reading.options.some((given) => given.some((option) => option.name === "--version"))) return printLine(version)
-  const missing = missingArgument(reading)
-  if (missing !== undefined) return Effect.fail(new UsageError({ message: missing }))
   return parse(arrangedArgv(reading))
-}
-
-/**
- * A required argument not given, said with the command and what the argument may be (`settings set
- * needs <VALUE>: accept, hold or refuse`), where the parser would say only `Missing argument <VALUE>`.
- * A line with a word the walk left for the parser (an unknown option) is the parser's to refuse.
- */
-const missingArgument = (reading: Reading): string | undefined => {
-  let spec: CommandSpec | undefined = commandTable
-  for (const name of reading.path) spec = spec?.subcommands?.find((sub) => sub.name === name)
-  const required = (spec?.arguments ?? []).filter((argument) => argument.required)
-  const given = [...reading.words, ...(reading.afterDashes ?? [])]
-  if (given.some((word) => word.startsWith("-") && word !== "-") || given.length >= required.length) return undefined
-  const absent = required[given.length]!
-  return `${reading.path.join(" ")} needs <${absent.name}>: ${absent.description}`
 }

@@ -24,8 +24,8 @@ export interface CommandSpec {
   readonly options: ReadonlyArray<OptionSpec>
   /** The values a command's first argument can take, when they are a fixed few. */
   readonly argumentValues?: ReadonlyArray<string>
-  /** The names of the arguments it takes, in order (none for a command with subcommands). */
-  readonly argumentNames: ReadonlyArray<string>
+  /** The arguments it takes, in order (none for a command with subcommands). */
+  readonly arguments: ReadonlyArray<{ readonly name: string; readonly description: string; readonly required: boolean }>
   readonly subcommands?: ReadonlyArray<CommandSpec>
 }
 
@@ -45,7 +45,7 @@ export const treeOf = (command: TableCommand): CommandSpec => {
       help
     ],
     ...(Array.isArray(values) ? { argumentValues: values } : {}),
-    argumentNames: (command.arguments ?? []).map((argument) => argument.name),
+    arguments: (command.arguments ?? []).map(({ description, name, required }) => ({ name, description, required })),
     ...(command.subcommands === undefined ? {} : { subcommands: command.subcommands.map(treeOf) })
   }
 }
