@@ -86,6 +86,9 @@ const scalarJson = (value: unknown, limit: number): string =>
     ? JSON.stringify(value)
     : "null"
 
+/** A JSON object: not null, not an array. */
+export const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
 /**
  * A parsed JSON value as compact JSON, cut after `limit` characters (with `...`): an error message
  * names a value, it does not reprint a document. `JSON.stringify` would give the same text, but it
@@ -93,9 +96,6 @@ const scalarJson = (value: unknown, limit: number): string =>
  * value before anything can be cut. Here the work stops with the output, beyond listing the keys of
  * each object it enters.
  */
-/** A JSON object: not null, not an array. */
-export const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
-
 export const jsonPreview = (value: unknown, limit = 60): string => {
   let out = ""
   const open: Array<Open> = []
