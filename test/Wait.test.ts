@@ -9,20 +9,22 @@ import * as fc from "fast-check"
 import type { WaitState } from "../src/domain/Errors.js"
 import type { Session } from "../src/domain/Session.js"
 import * as Wait from "../src/services/Wait.js"
-import { interval, layerOf, makeWatchWorld, type WatchWorld, window, writeLive } from "./support/watchWorld.js"
+import type { RecordOptions } from "./support/records.js"
+import { type Doubles, interval, layerOf, makeWatchWorld, type WatchWorld, window, writeLive } from "./support/watchWorld.js"
 
-const layer = (world: WatchWorld) => Wait.layer.pipe(Layer.provideMerge(layerOf(world)))
+const layer = (world: WatchWorld, doubles: Doubles = {}) => Wait.layer.pipe(Layer.provideMerge(layerOf(world, doubles)))
 
 /** The wait, forked, in the world; `step(ms)` moves the clock. */
 const startWait = (
   world: WatchWorld,
   query: Parameters<Wait.Wait["waitFor"]>[0],
   until: ReadonlyArray<WaitState>,
-  options: Wait.WaitOptions = {}
+  options: Wait.WaitOptions = {},
+  doubles: Doubles = {}
 ) =>
   Effect.gen(function*() {
     const fiber = yield* Effect.flatMap(Wait.Wait, (wait) => wait.waitFor(query, until, options)).pipe(
-      Effect.provide(layer(world)),
+      Effect.provide(layer(world, doubles)),
       Effect.fork
     )
     yield* TestClock.adjust(2 * window)
@@ -39,6 +41,13 @@ const settle = <A, E>(fiber: Fiber.RuntimeFiber<A, E>, limit = 2 * interval + 2 
     }
     return yield* Fiber.poll(fiber).pipe(Effect.map((o) => (o._tag === "Some" ? o.value : undefined)))
   })
+
+/** Another process takes `proc`'s pid and writes its own record of `fields` there. */
+const takeOver = (world: WatchWorld, proc: { readonly pid: number }, fields: RecordOptions) => {
+  world.processes.kill(proc.pid)
+  const startTime = world.processes.reuse(proc.pid)
+  writeLive(world, { pid: proc.pid, startTime }, fields)
+}
 
 const failureOf = (exit: Exit.Exit<unknown, unknown> | undefined) =>
   exit !== undefined && Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
@@ -161,9 +170,7 @@ describe("Wait.waitFor", () => {
       const proc = world.processes.spawn()
       writeLive(world, proc, { name: "app", status: "busy", startedAt: 1796007021392 })
       const fiber = yield* startWait(world, { name: "app" }, ["idle"])
-      world.processes.kill(proc.pid)
-      const startTime = world.processes.reuse(proc.pid)
-      writeLive(world, { pid: proc.pid, startTime }, { name: "app", status: "idle", sessionId: "another", startedAt: 1796009999999 })
+      takeOver(world, proc, { name: "app", status: "idle", sessionId: "another", startedAt: 1796009999999 })
       expect(failureOf(yield* settle(fiber))).toMatchObject({ _tag: "Ended", verdict: "pid_reused" })
     }))
 
@@ -173,9 +180,7 @@ describe("Wait.waitFor", () => {
       const proc = world.processes.spawn()
       writeLive(world, proc, { name: "app", status: "busy", sessionId: "same", startedAt: 1796007021392 })
       const fiber = yield* startWait(world, { sessionId: "same" }, ["idle"])
-      world.processes.kill(proc.pid)
-      const startTime = world.processes.reuse(proc.pid)
-      writeLive(world, { pid: proc.pid, startTime }, { name: "app", status: "idle", sessionId: "same", startedAt: 1796007021392 })
+      takeOver(world, proc, { name: "app", status: "idle", sessionId: "same", startedAt: 1796007021392 })
       expect(failureOf(yield* settle(fiber))).toMatchObject({ _tag: "Ended", verdict: "pid_reused" })
     }))
 
@@ -187,25 +192,11 @@ describe("Wait.waitFor", () => {
       let reads = 0
       // The watch's first read is the registry's first `inspect`, after the resolve.
       const onRead = () => {
-        if (reads++ > 0) return
-        world.processes.kill(proc.pid)
-        const startTime = world.processes.reuse(proc.pid)
-        writeLive(world, { pid: proc.pid, startTime }, { name: "app", status: "idle", sessionId: "same", startedAt: 1796007021392 })
+        if (reads++ === 0) takeOver(world, proc, { name: "app", status: "idle", sessionId: "same", startedAt: 1796007021392 })
       }
-      const layer = Wait.layer.pipe(Layer.provideMerge(layerOf(world, { onRead })))
-      const fiber = yield* Effect.flatMap(Wait.Wait, (w) => w.waitFor({ sessionId: "same" }, ["idle"])).pipe(Effect.provide(layer), Effect.fork)
-      yield* TestClock.adjust(2 * window)
-      let exit: Exit.Exit<unknown, unknown> | undefined
-      for (let t = 0; t < 2 * interval + 2 * window && exit === undefined; t += 50) {
-        const done = yield* Fiber.poll(fiber)
-        if (done._tag === "Some") exit = done.value
-        else yield* TestClock.adjust(50)
-      }
+      const fiber = yield* startWait(world, { sessionId: "same" }, ["idle"], {}, { onRead })
+      expect(failureOf(yield* settle(fiber))).toMatchObject({ _tag: "Ended", verdict: "pid_reused" })
       expect(reads).toBeGreaterThan(0)
-      expect(exit !== undefined && Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : exit).toMatchObject({
-        _tag: "Ended",
-        verdict: "pid_reused"
-      })
     }))
 
   it.scoped("another conversation in the same process ends the session asked for: session_replaced", () =>

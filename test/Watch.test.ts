@@ -49,6 +49,13 @@ const watchSessions = (options: WatchOptions = {}) =>
 const writeLive = (world: MemoryWorld, proc: Process, options: RecordOptions = {}) =>
   world.write(`${proc.pid}.json`, recordText(proc.pid, { procStart: proc.startTime, pidDomain: world.pidDomain, ...options }))
 
+/** Another process takes `proc`'s pid and writes its own record of `options` there. */
+const takeOver = (world: MemoryWorld, proc: Process, options: RecordOptions) => {
+  world.processes.kill(proc.pid)
+  const startTime = world.processes.reuse(proc.pid)
+  writeLive(world, { pid: proc.pid, startTime }, options)
+}
+
 /** `appeared 1000`, `changed 1000`, `gone 1000 dead`: enough to compare sequences at a glance. */
 const summary = (event: SessionEvent): string => event._tag === "gone" ? `gone ${event.session.pid} ${event.verdict}` : `${event._tag} ${event.session.pid}`
 
@@ -366,9 +373,7 @@ describe("watch", () => {
           Effect.suspend(() => {
             if (armed) {
               armed = false
-              world.processes.kill(proc.pid)
-              const startTime = world.processes.reuse(proc.pid)
-              writeLive(world, { pid: proc.pid, startTime }, { sessionId: "same-session", startedAt: 1796007021392, status: "idle" })
+              takeOver(world, proc, { sessionId: "same-session", startedAt: 1796007021392, status: "idle" })
             }
             return base.readBounded(...args)
           })
@@ -390,9 +395,7 @@ describe("watch", () => {
       writeLive(world, proc, { sessionId: "same-session", startedAt: 1796007021392 })
       const watch = yield* startWatch(world)
       expect(watch.start).toEqual([`appeared ${proc.pid}`])
-      world.processes.kill(proc.pid)
-      const startTime = world.processes.reuse(proc.pid)
-      writeLive(world, { pid: proc.pid, startTime }, { sessionId: "same-session", startedAt: 1796007021392, status: "idle" })
+      takeOver(world, proc, { sessionId: "same-session", startedAt: 1796007021392, status: "idle" })
       const events = yield* watch.advance(window)
       expect(events.map(summary)).toEqual([`gone ${proc.pid} pid_reused`, `appeared ${proc.pid}`])
     }))
@@ -403,9 +406,7 @@ describe("watch", () => {
       const proc = world.processes.spawn()
       writeLive(world, proc, { sessionId: "old-session", startedAt: 1796007021392 })
       const watch = yield* startWatch(world)
-      world.processes.kill(proc.pid)
-      const startTime = world.processes.reuse(proc.pid)
-      writeLive(world, { pid: proc.pid, startTime }, { sessionId: "new-session", startedAt: 1796009999999 })
+      takeOver(world, proc, { sessionId: "new-session", startedAt: 1796009999999 })
       const events = yield* watch.advance(window)
       expect(events.map(summary)).toEqual([`gone ${proc.pid} pid_reused`, `appeared ${proc.pid}`])
       expect(events[0]!.session.sessionId).toBe("old-session")
